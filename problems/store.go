@@ -1,0 +1,236 @@
+package problems
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/agentkit/agentkit/internal/state"
+)
+
+// Store keeps problems, decisions, pause state and the outbox rows they owe.
+type Store struct {
+	db *state.DB
+	// Now is the clock; tests inject their own.
+	Now func() time.Time
+	// Rand is where codes are drawn from; tests inject their own.
+	Rand io.Reader
+	// Redact cleans a log tail of secrets before it is stored.
+	Redact func(string) string
+}
+
+// NewStore returns a store over an open state database.
+func NewStore(db *state.DB) *Store {
+	return &Store{db: db, Now: time.Now, Rand: randReader, Redact: func(s string) string { return s }}
+}
+
+// DB returns the underlying state database.
+func (s *Store) DB() *state.DB { return s.db }
+
+// maxDraws bounds the redraws after code collisions; reaching it means the
+// random source is broken, not bad luck.
+const maxDraws = 100
+
+// Create records a new problem and, in the same transaction, the email it owes.
+func (s *Store) Create(ctx context.Context, n New) (Code, error) {
+	var code Code
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		code, err = s.CreateTx(ctx, tx, n)
+		return err
+	})
+	return code, err
+}
+
+// CreateTx is Create inside the caller's transaction, so a task's state and
+// its problem change together.
+func (s *Store) CreateTx(ctx context.Context, tx *sql.Tx, n New) (Code, error) {
+	if !n.Kind.Valid() {
+		return "", fmt.Errorf("creating a problem: unknown kind %q", n.Kind)
+	}
+	if strings.TrimSpace(n.Repo) == "" {
+		return "", errors.New("creating a problem: no repository")
+	}
+	summary := strings.Join(strings.Fields(n.Summary), " ")
+	if summary == "" {
+		return "", errors.New("creating a problem: empty summary")
+	}
+	replies := n.Replies
+	if len(replies) == 0 {
+		replies = n.Kind.Replies()
+	}
+	for _, r := range replies {
+		if !contains(Kinds[n.Kind], r) {
+			return "", fmt.Errorf("creating a problem: a %s problem cannot offer %s", n.Kind, r)
+		}
+	}
+	now := state.Now(s.Now())
+	for range maxDraws {
+		code, err := newCode(s.Rand)
+		if err != nil {
+			return "", err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO problems
+			(code, repo, job, task, kind, summary, detail, log_tail, replies, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
+			code, n.Repo, n.Job, n.Task, n.Kind, summary, s.Redact(n.Detail), s.Redact(n.LogTail), joinVerbs(replies), now, now)
+		if isUniqueCode(err) {
+			continue // a collision: draw again
+		}
+		if err != nil {
+			return "", fmt.Errorf("storing problem: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return "", err
+		}
+		if err := enqueueTx(ctx, tx, OutboxProblem, id, 0, "", now); err != nil {
+			return "", err
+		}
+		return code, nil
+	}
+	return "", fmt.Errorf("creating a problem: %d code draws all collided; the random source is broken", maxDraws)
+}
+
+func isUniqueCode(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed: problems.code")
+}
+
+const problemColumns = `p.id, p.code, p.repo, p.job, p.task, p.kind, p.summary, p.detail, p.log_tail, p.replies, p.state, p.created_at, p.updated_at,
+	d.id, d.reply, d.words, d.channel, d.who, d.source_id, d.created_at, d.applied_at, d.outcome`
+
+const problemFrom = ` FROM problems p LEFT JOIN decisions d ON d.problem_id = p.id`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanProblem(row scanner, withLog bool) (*Problem, error) {
+	var p Problem
+	var replies, created, updated, logTail string
+	var did sql.NullInt64
+	var reply, words, channel, who, source, dat, applied, outcome sql.NullString
+	err := row.Scan(&p.id, &p.Code, &p.Repo, &p.Job, &p.Task, &p.Kind, &p.Summary, &p.Detail, &logTail, &replies, &p.State, &created, &updated,
+		&did, &reply, &words, &channel, &who, &source, &dat, &applied, &outcome)
+	if err != nil {
+		return nil, err
+	}
+	if withLog {
+		p.LogTail = logTail
+	}
+	p.Replies = splitVerbs(replies)
+	p.CreatedAt, p.UpdatedAt = state.ParseTime(created), state.ParseTime(updated)
+	if did.Valid {
+		p.Decision = &Decision{ID: did.Int64, Code: p.Code, Reply: Verb(reply.String), Words: words.String,
+			Channel: Channel(channel.String), Who: who.String, SourceID: source.String,
+			At: state.ParseTime(dat.String), AppliedAt: state.ParseTime(applied.String), Outcome: outcome.String}
+	}
+	return &p, nil
+}
+
+// Get returns one problem with its decision, if any.
+func (s *Store) Get(ctx context.Context, code Code) (*Problem, error) {
+	return getProblem(ctx, s.db, code)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getProblem(ctx context.Context, q querier, code Code) (*Problem, error) {
+	p, err := scanProblem(q.QueryRowContext(ctx, "SELECT "+problemColumns+problemFrom+" WHERE p.code = ?", code), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{Code: code}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading problem %s: %w", code, err)
+	}
+	return p, nil
+}
+
+// Filter chooses which problems List returns.
+type Filter struct {
+	// Repo limits the list to one repository.
+	Repo string
+	// Job limits the list to one job.
+	Job string
+	// States limits the list to these states; empty means open only.
+	States []State
+	// All lists every state.
+	All bool
+	// WithLog fills LogTail, which listings usually leave out.
+	WithLog bool
+}
+
+// List returns problems, oldest first.
+func (s *Store) List(ctx context.Context, f Filter) ([]*Problem, error) {
+	var where []string
+	var args []any
+	if f.Repo != "" {
+		where = append(where, "p.repo = ?")
+		args = append(args, f.Repo)
+	}
+	if f.Job != "" {
+		where = append(where, "p.job = ?")
+		args = append(args, f.Job)
+	}
+	if !f.All {
+		states := f.States
+		if len(states) == 0 {
+			states = []State{Open}
+		}
+		marks := make([]string, len(states))
+		for i, st := range states {
+			marks[i] = "?"
+			args = append(args, st)
+		}
+		where = append(where, "p.state IN ("+strings.Join(marks, ",")+")")
+	}
+	q := "SELECT " + problemColumns + problemFrom
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY p.id"
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing problems: %w", err)
+	}
+	defer rows.Close()
+	var out []*Problem
+	for rows.Next() {
+		p, err := scanProblem(rows, f.WithLog)
+		if err != nil {
+			return nil, fmt.Errorf("listing problems: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func joinVerbs(vs []Verb) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func splitVerbs(s string) []Verb {
+	fields := strings.Fields(s)
+	out := make([]Verb, len(fields))
+	for i, f := range fields {
+		out[i] = Verb(f)
+	}
+	return out
+}
+
+func contains(vs []Verb, v Verb) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
