@@ -111,7 +111,7 @@ func (s *Store) MarkAppliedTx(ctx context.Context, tx *sql.Tx, decisionID int64,
 // Pending returns the decisions not yet applied, oldest first, with their
 // problems; repo limits them to one repository ("" for all).
 func (s *Store) Pending(ctx context.Context, repo string) ([]*Problem, error) {
-	q := "SELECT " + problemColumns + problemFrom + " WHERE p.state = 'answered' AND d.applied_at = ''"
+	q := fullSelect + " WHERE p.state = 'answered' AND d.applied_at = ''"
 	var args []any
 	if repo != "" {
 		q += " AND p.repo = ?"
@@ -124,7 +124,7 @@ func (s *Store) Pending(ctx context.Context, repo string) ([]*Problem, error) {
 	defer rows.Close()
 	var out []*Problem
 	for rows.Next() {
-		p, err := scanProblem(rows, true)
+		p, err := scanProblem(rows, true, true)
 		if err != nil {
 			return nil, err
 		}

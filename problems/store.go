@@ -100,25 +100,32 @@ func isUniqueCode(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed: problems.code")
 }
 
-const problemColumns = `p.id, p.code, p.repo, p.job, p.task, p.kind, p.summary, p.detail, p.log_tail, p.replies, p.state, p.created_at, p.updated_at,
-	d.id, d.reply, d.words, d.channel, d.who, d.source_id, d.created_at, d.applied_at, d.outcome`
-
-const problemFrom = ` FROM problems p LEFT JOIN decisions d ON d.problem_id = p.id`
+// Columns of a problem row; the log tail and the decision are read only
+// where they are needed, since listings of thousands of rows feel each column.
+const (
+	baseColumns     = `p.id, p.code, p.repo, p.job, p.task, p.kind, p.summary, p.detail, p.replies, p.state, p.created_at, p.updated_at`
+	logColumn       = `, p.log_tail`
+	decisionColumns = `, d.id, d.reply, d.words, d.channel, d.who, d.source_id, d.created_at, d.applied_at, d.outcome`
+	decisionJoin    = ` LEFT JOIN decisions d ON d.problem_id = p.id`
+	fullSelect      = "SELECT " + baseColumns + logColumn + decisionColumns + " FROM problems p" + decisionJoin
+)
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanProblem(row scanner, withLog bool) (*Problem, error) {
+func scanProblem(row scanner, withLog, withDecision bool) (*Problem, error) {
 	var p Problem
-	var replies, created, updated, logTail string
+	var replies, created, updated string
 	var did sql.NullInt64
 	var reply, words, channel, who, source, dat, applied, outcome sql.NullString
-	err := row.Scan(&p.id, &p.Code, &p.Repo, &p.Job, &p.Task, &p.Kind, &p.Summary, &p.Detail, &logTail, &replies, &p.State, &created, &updated,
-		&did, &reply, &words, &channel, &who, &source, &dat, &applied, &outcome)
-	if err != nil {
-		return nil, err
-	}
+	dest := []any{&p.id, &p.Code, &p.Repo, &p.Job, &p.Task, &p.Kind, &p.Summary, &p.Detail, &replies, &p.State, &created, &updated}
 	if withLog {
-		p.LogTail = logTail
+		dest = append(dest, &p.LogTail)
+	}
+	if withDecision {
+		dest = append(dest, &did, &reply, &words, &channel, &who, &source, &dat, &applied, &outcome)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
 	}
 	p.Replies = splitVerbs(replies)
 	p.CreatedAt, p.UpdatedAt = state.ParseTime(created), state.ParseTime(updated)
@@ -140,7 +147,7 @@ type querier interface {
 }
 
 func getProblem(ctx context.Context, q querier, code Code) (*Problem, error) {
-	p, err := scanProblem(q.QueryRowContext(ctx, "SELECT "+problemColumns+problemFrom+" WHERE p.code = ?", code), true)
+	p, err := scanProblem(q.QueryRowContext(ctx, fullSelect+" WHERE p.code = ?", code), true, true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Code: code}
 	}
@@ -188,7 +195,20 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Problem, error) {
 		}
 		where = append(where, "p.state IN ("+strings.Join(marks, ",")+")")
 	}
-	q := "SELECT " + problemColumns + problemFrom
+	// Open problems have no decision yet, so the join is skipped for them.
+	withDecision := f.All
+	for _, st := range f.States {
+		withDecision = withDecision || st != Open
+	}
+	q := "SELECT " + baseColumns
+	if f.WithLog {
+		q += logColumn
+	}
+	if withDecision {
+		q += decisionColumns + " FROM problems p" + decisionJoin
+	} else {
+		q += " FROM problems p"
+	}
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -200,7 +220,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Problem, error) {
 	defer rows.Close()
 	var out []*Problem
 	for rows.Next() {
-		p, err := scanProblem(rows, f.WithLog)
+		p, err := scanProblem(rows, f.WithLog, withDecision)
 		if err != nil {
 			return nil, fmt.Errorf("listing problems: %w", err)
 		}

@@ -23,13 +23,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// ioStreams carries the standard streams so commands never touch os.Stdout directly.
-type ioStreams struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-}
-
 // usageError marks an error caused by how the command was called.
 type usageError struct{ msg string }
 
@@ -48,5 +41,13 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{msg: fmt.Sprintf("%v (see '%s --help')", err, c.CommandPath())}
 	})
+	root.AddCommand(
+		newCmdInit(ios, nil),
+		newCmdProblem(ios),
+		newCmdStatus(ios, nil),
+		newCmdPause(ios, true, nil),
+		newCmdPause(ios, false, nil),
+		newCmdVersion(ios),
+	)
 	return root
 }

@@ -23,7 +23,8 @@ CREATE TABLE problems (
     updated_at TEXT NOT NULL
 );
 CREATE UNIQUE INDEX problems_code ON problems (code);
-CREATE INDEX problems_state_repo ON problems (state, repo);
+CREATE INDEX problems_state ON problems (state, id);
+CREATE INDEX problems_repo ON problems (repo, id);
 
 -- One decision per problem; one per source message.
 CREATE TABLE decisions (
