@@ -111,7 +111,9 @@ func byName(ctx context.Context, q querier, name string) (Repo, error) {
 }
 
 // ByPath returns the repository registered at path, or state.ErrNotFound.
-func ByPath(ctx context.Context, db *state.DB, path string) (Repo, error) { return byPath(ctx, db, path) }
+func ByPath(ctx context.Context, db *state.DB, path string) (Repo, error) {
+	return byPath(ctx, db, path)
+}
 
 // ByName returns the repository registered under name, or an error saying
 // which names exist.
