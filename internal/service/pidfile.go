@@ -1,0 +1,85 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentkit/agentkit/internal/atomicfile"
+	"github.com/agentkit/agentkit/internal/filelock"
+)
+
+// Files names the service's files under the agentkit home.
+type Files struct{ Home string }
+
+// Lock is the file whose lock marks the one running service.
+func (f Files) Lock() string { return filepath.Join(f.Home, "service.lock") }
+
+// PID holds the running service's process id and start time.
+func (f Files) PID() string { return filepath.Join(f.Home, "service.pid") }
+
+// Log is the service's rotating log.
+func (f Files) Log() string { return filepath.Join(f.Home, "service.log") }
+
+// State is where the running service publishes what it hosts.
+func (f Files) State() string { return filepath.Join(f.Home, "service.state.json") }
+
+// PIDInfo is the content of service.pid.
+type PIDInfo struct {
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+// ErrRunning means another service process holds the lock.
+var ErrRunning = errors.New("the agentkit service is already running")
+
+// Acquire takes the service lock and writes the pid file; the lock is held
+// until Release or until the process ends.
+func (f Files) Acquire(now time.Time) (*filelock.Lock, error) {
+	if err := os.MkdirAll(f.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", f.Home, err)
+	}
+	l, err := filelock.TryLock(f.Lock())
+	if errors.Is(err, filelock.ErrLocked) {
+		if info, err := f.ReadPID(); err == nil {
+			return nil, fmt.Errorf("%w (pid %d, since %s); stop it with agentkit service stop", ErrRunning, info.PID, info.Started.Local().Format("2006-01-02 15:04"))
+		}
+		return nil, fmt.Errorf("%w; stop it with agentkit service stop", ErrRunning)
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, _ := json.Marshal(PIDInfo{PID: os.Getpid(), Started: now.UTC()})
+	if err := atomicfile.Write(f.PID(), data, 0o600); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return l, nil
+}
+
+// ReadPID reads the pid file.
+func (f Files) ReadPID() (PIDInfo, error) {
+	var info PIDInfo
+	data, err := os.ReadFile(f.PID())
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return info, fmt.Errorf("reading %s: %w", f.PID(), err)
+	}
+	return info, nil
+}
+
+// Running reports whether a service holds the lock, and its pid file.
+func (f Files) Running() (bool, PIDInfo) {
+	l, err := filelock.TryLock(f.Lock())
+	if err == nil {
+		l.Unlock()
+		return false, PIDInfo{}
+	}
+	info, _ := f.ReadPID()
+	return errors.Is(err, filelock.ErrLocked), info
+}

@@ -1,0 +1,30 @@
+package service
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestAcquire(t *testing.T) {
+	f := Files{Home: t.TempDir()}
+	if up, _ := f.Running(); up {
+		t.Fatal("running before start")
+	}
+	l, err := f.Acquire(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, info := f.Running()
+	if !up || info.PID != os.Getpid() {
+		t.Fatalf("%v %+v", up, info)
+	}
+	if _, err := f.Acquire(time.Now()); !errors.Is(err, ErrRunning) {
+		t.Fatalf("second acquire: %v", err)
+	}
+	l.Unlock()
+	if up, _ := f.Running(); up {
+		t.Fatal("running after release")
+	}
+}
