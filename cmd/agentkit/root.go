@@ -48,5 +48,6 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{msg: fmt.Sprintf("%v (see '%s --help')", err, c.CommandPath())}
 	})
+	root.AddCommand(newCmdRuntimes(ios, nil))
 	return root
 }
