@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentkit/agentkit/internal/project"
 	"github.com/agentkit/agentkit/internal/redact"
@@ -102,6 +102,12 @@ func (a *adapter) Version(ctx context.Context) (string, error) {
 
 // Run runs one session; see Runtime.
 func (a *adapter) Run(ctx context.Context, req Request) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, fmt.Errorf("runtime %s: session not started: %w", a.name, err)
+	}
+	if req.Role != "" && req.Role != RoleWriter && req.Role != RoleReadOnly {
+		return Outcome{}, fmt.Errorf("runtime %s: role %q is neither %q nor %q", a.name, req.Role, RoleWriter, RoleReadOnly)
+	}
 	if err := a.slots.acquire(ctx); err != nil {
 		return Outcome{}, fmt.Errorf("runtime %s: waiting for a free session (max_sessions %d): %w", a.name, a.cfg.MaxSessions, err)
 	}
@@ -137,7 +143,8 @@ func (a *adapter) Run(ctx context.Context, req Request) (Outcome, error) {
 		after:   a.after,
 	})
 	if err != nil {
-		sess.close()
+		sess.note("could not start: " + err.Error())
+		_ = sess.close()
 		return Outcome{}, fmt.Errorf("runtime %s: %w; check that %s runs and that %s exists", a.name, err, path, req.Dir)
 	}
 	out := a.outcome(req, res, sess)
@@ -156,6 +163,13 @@ func (a *adapter) fill(req Request) Request {
 	}
 	if req.Role == "" {
 		req.Role = RoleWriter
+	}
+	if req.Dir != "" {
+		// Codex gets the directory in its argv (--cd): make it mean the same
+		// thing whatever the child's working directory.
+		if abs, err := filepath.Abs(req.Dir); err == nil {
+			req.Dir = abs
+		}
 	}
 	if req.MaxTurns == 0 {
 		req.MaxTurns = a.cfg.MaxTurns
@@ -193,62 +207,6 @@ func (a *adapter) childExtra(req Request) []string {
 	return append(extra, req.Env...)
 }
 
-// outcome turns how the process ended and what it printed into an Outcome.
-func (a *adapter) outcome(req Request, res procResult, sess *session) Outcome {
-	sr, plain, stderr := sess.snapshot()
-	out := Outcome{
-		ExitCode:  res.exitCode,
-		SessionID: firstNonEmpty(sr.sessionID, req.Session, req.Resume),
-		FinalText: sess.red.String(sr.finalText),
-		Usage:     sr.usage,
-		CostUSD:   sr.cost,
-		Duration:  res.end.Sub(res.start),
-		Cancelled: res.cancelled,
-	}
-	if a.name == "command" {
-		out.FinalText = plain
-	}
-	switch {
-	case res.timedOut:
-		out.Class = ClassTimeout
-		if res.cancelled {
-			out.Message = "stopped: the caller's deadline passed"
-		} else {
-			out.Message = fmt.Sprintf("time limit %s reached", req.Timeout)
-		}
-		return out
-	case res.cancelled:
-		out.Class = ClassCrash
-		out.Message = "stopped: cancelled by the caller"
-		return out
-	case res.exitCode == 0 && !sr.failed:
-		// A clean exit with no error event is a success, whatever the
-		// agent's own prose says (it may well discuss rate limits).
-		return out
-	}
-	text := joinNonEmpty(out.FinalText, sess.red.String(sr.errorText), lastBytes(plain, classifyTailBytes))
-	if a.name == "command" {
-		text = lastBytes(plain, classifyTailBytes)
-	}
-	now := a.opts.Now()
-	out.Class, out.ResetAt, out.Message = classify(a.name, text, lastBytes(stderr, classifyTailBytes), true, now, a.opts.Location)
-	if !sr.resetAt.IsZero() && sr.resetAt.After(now) && (out.Class == ClassUsageLimit || out.Class == ClassRateLimit) {
-		out.ResetAt = sr.resetAt.In(a.opts.Location)
-	}
-	if out.Class == ClassCrash {
-		out.Message = firstNonEmpty(lastLine(sess.red.String(sr.errorText)), lastLine(stderr), lastLine(plain),
-			fmt.Sprintf("exit status %d", res.exitCode))
-	}
-	out.Message = truncate(out.Message, maxMessage)
-	return out
-}
-
-// classifyTailBytes is how much of stdout and stderr classification reads.
-const classifyTailBytes = 4000
-
-// maxMessage caps Outcome.Message.
-const maxMessage = 500
-
 // newSessionID makes a command runtime session id.
 func newSessionID() string {
 	var b [12]byte
@@ -256,60 +214,8 @@ func newSessionID() string {
 	return "ses-" + hex.EncodeToString(b[:])
 }
 
+// isRelativePath reports whether p names a file relative to a directory
+// (./scripts/builder.sh), rather than a bare name looked up in PATH or an absolute path.
 func isRelativePath(p string) bool {
 	return strings.ContainsAny(p, `/\`) && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, `\`) && !(len(p) > 1 && p[1] == ':')
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func joinNonEmpty(ss ...string) string {
-	var parts []string
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// lastBytes returns about the last n bytes of s, starting at a line.
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-		s = s[i+1:]
-	}
-	return s
-}
-
-// lastLine returns the last non-blank line of s, trimmed.
-func lastLine(s string) string {
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
-		}
-	}
-	return ""
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -18,8 +18,8 @@ type slots struct {
 
 // acquire waits for a free slot or for ctx to end.
 func (s *slots) acquire(ctx context.Context) error {
-	if s == nil {
-		return ctx.Err()
+	if err := ctx.Err(); err != nil || s == nil {
+		return err
 	}
 	select {
 	case s.ch <- struct{}{}:

@@ -2,6 +2,7 @@ package runtimes_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,3 +257,36 @@ func indexOf(list []string, s string) int {
 
 // projectCfg is a runtime configuration with a model, as agentkit init writes.
 func projectCfg() project.RuntimeConfig { return project.RuntimeConfig{Model: "test-model"} }
+
+func TestRequestChecks(t *testing.T) {
+	f := newFixture(t)
+	f.scriptText("ok")
+	rt := f.runtime("claude", projectCfg())
+	if _, err := rt.Run(t.Context(), runtimes.Request{Dir: f.work, Role: "reviewer"}); err == nil || !strings.Contains(err.Error(), `"reviewer"`) {
+		t.Fatalf("unknown role: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := rt.Run(ctx, runtimes.Request{Dir: f.work}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before start: %v", err)
+	}
+	if len(f.calls()) != 0 {
+		t.Fatal("a refused session ran")
+	}
+	// A relative directory reaches Codex's --cd as an absolute one.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, f.work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.runtime("codex", projectCfg()).Run(t.Context(), runtimes.Request{Dir: rel}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.onlyCall()
+	if i := indexOf(c.Args, "--cd"); i < 0 || c.Args[i+1] != f.work {
+		t.Fatalf("--cd not absolute: %q", c.Args)
+	}
+}
