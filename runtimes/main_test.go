@@ -228,7 +228,7 @@ func (f *fixture) onlyCall() call {
 	return cs[0]
 }
 
-// events reads an events.jsonl file, checking every line's shape.
+// readEvents reads an events.jsonl file, checking every line's shape.
 func readEvents(t *testing.T, path string) []runtimes.Event {
 	t.Helper()
 	data, err := os.ReadFile(path)

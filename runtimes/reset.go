@@ -11,8 +11,9 @@ import (
 var (
 	isoRe      = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|UTC\b|GMT\b|[+-]\d{2}:?\d{2})?`)
 	epochRe    = regexp.MustCompile(`\|\s*(\d{10})\b`)
-	relRe      = regexp.MustCompile(`(?i)\bin\s+((?:\d+\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|[smhd])\b[\s,]*(?:and\s+)?)+)`)
+	relRe      = regexp.MustCompile(`(?i)\b(?:in|after)\s+((?:\d+\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|[smhd])\b[\s,]*(?:and\s+)?)+)`)
 	relPartRe  = regexp.MustCompile(`(?i)(\d+)\s*(seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|[smhd])\b`)
+	retryRe    = regexp.MustCompile(`(?i)\bretry[- ]after:?\s*(\d+)\b`)
 	weekdayRe  = regexp.MustCompile(`(?i)\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b\.?`)
 	weeklyRe   = regexp.MustCompile(`(?i)\bweek(ly)?\b`)
 	clock12Re  = regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?`)
@@ -29,12 +30,13 @@ var weekdays = map[string]time.Weekday{
 
 // ParseReset finds when a usage or rate limit resets in a provider's message,
 // trying in order: an ISO timestamp; a Unix time after "|" (Claude's "limit
-// reached|1749924000"); "in N seconds|minutes|hours|days"; a weekday (with a
-// clock time if one is given); a 12-hour clock ("3pm", "9:15 AM"); a 24-hour
-// clock after at, until or resets. Clock times are read in the zone the
-// message names ("(Europe/Berlin)"), else in loc; a clock time already past
-// means the next day. A weekly limit without a weekday has no known reset.
-// ok is false when the message does not say.
+// reached|1749924000"); "in N seconds|minutes|hours|days" (or "after N ...",
+// or "Retry-After: N" seconds); a weekday, with a clock time if one is given;
+// a 12-hour clock ("3pm", "9:15 AM"); a 24-hour clock after at, until or
+// resets. Clock times are read in the zone the message names
+// ("(Europe/Berlin)"), else in loc; a clock time already past means the next
+// day. A weekly limit without a weekday has no known reset. ok is false when
+// the message does not say.
 func ParseReset(text string, now time.Time, loc *time.Location) (t time.Time, ok bool) {
 	if loc == nil {
 		loc = time.Local
@@ -54,6 +56,12 @@ func ParseReset(text string, now time.Time, loc *time.Location) (t time.Time, ok
 	}
 	if m := relRe.FindStringSubmatch(text); m != nil {
 		if d, ok := relDuration(m[1]); ok {
+			return now.Add(d), true
+		}
+	}
+	if m := retryRe.FindStringSubmatch(text); m != nil {
+		// An HTTP Retry-After header: a number of seconds.
+		if d, ok := relDuration(m[1] + "s"); ok {
 			return now.Add(d), true
 		}
 	}
