@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentkit/agentkit/internal/project"
@@ -70,7 +71,10 @@ func (a *adapter) Version(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var lines []string
+	var (
+		mu    sync.Mutex // lines may still arrive after a bounded drain
+		lines []string
+	)
 	res, err := runProc(ctx, procSpec{
 		path:    path,
 		args:    []string{"--version"},
@@ -80,7 +84,9 @@ func (a *adapter) Version(ctx context.Context) (string, error) {
 		drain:   time.Second,
 		onLine: func(ch, l string) {
 			if ch == ChannelStdout && strings.TrimSpace(l) != "" {
+				mu.Lock()
 				lines = append(lines, strings.TrimSpace(l))
+				mu.Unlock()
 			}
 		},
 		note:  func(string) {},
@@ -89,7 +95,11 @@ func (a *adapter) Version(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("asking %s for its version: %w", a.name, err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	switch {
+	case res.cancelled:
+		return "", fmt.Errorf("asking %s for its version: %w", a.name, ctx.Err())
 	case res.timedOut:
 		return "", fmt.Errorf("%s --version did not answer within 30s", path)
 	case res.exitCode != 0:
@@ -145,7 +155,11 @@ func (a *adapter) Run(ctx context.Context, req Request) (Outcome, error) {
 	if err != nil {
 		sess.note("could not start: " + err.Error())
 		_ = sess.close()
-		return Outcome{}, fmt.Errorf("runtime %s: %w; check that %s runs and that %s exists", a.name, err, path, req.Dir)
+		dir := req.Dir
+		if dir == "" {
+			dir = "the working directory"
+		}
+		return Outcome{}, fmt.Errorf("runtime %s: %w; check that %s is an executable and that %s exists", a.name, err, path, dir)
 	}
 	out := a.outcome(req, res, sess)
 	sess.note(fmt.Sprintf("end: exit status %d after %s, class %q", out.ExitCode, out.Duration.Round(time.Millisecond), out.Class))
