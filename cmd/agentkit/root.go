@@ -49,6 +49,7 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdPause(ios, false, nil),
 		newCmdVersion(ios),
 		newCmdService(ios),
+		newCmdRuntimes(ios, nil),
 	)
 	return root
 }
