@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/agentkit/agentkit/internal/redact"
 	"github.com/agentkit/agentkit/internal/state"
 )
 
@@ -23,9 +25,11 @@ type Store struct {
 	Redact func(string) string
 }
 
-// NewStore returns a store over an open state database.
+// NewStore returns a store over an open state database. Text it stores is
+// cleaned of token shapes and of the values of this process's secret
+// environment variables (the phone password among them).
 func NewStore(db *state.DB) *Store {
-	return &Store{db: db, Now: time.Now, Rand: randReader, Redact: func(s string) string { return s }}
+	return &Store{db: db, Now: time.Now, Rand: randReader, Redact: redact.FromEnv(os.Environ()).String}
 }
 
 // DB returns the underlying state database.
@@ -55,7 +59,7 @@ func (s *Store) CreateTx(ctx context.Context, tx *sql.Tx, n New) (Code, error) {
 	if strings.TrimSpace(n.Repo) == "" {
 		return "", errors.New("creating a problem: no repository")
 	}
-	summary := strings.Join(strings.Fields(n.Summary), " ")
+	summary := strings.Join(strings.Fields(s.Redact(n.Summary)), " ")
 	if summary == "" {
 		return "", errors.New("creating a problem: empty summary")
 	}

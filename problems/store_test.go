@@ -272,3 +272,22 @@ func TestPause(t *testing.T) {
 		}
 	}
 }
+
+func TestCreateRedactsSecrets(t *testing.T) {
+	t.Setenv("AGENTKIT_PHONE_PASSWORD", "hunter2-phone-secret")
+	s := newStore(t) // the store reads the environment when it is made
+	c := mustCreate(t, s, problems.New{Summary: "auth failed with hunter2-phone-secret",
+		Detail: "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB was refused", LogTail: "password=hunter2-phone-secret\nok"})
+	p, err := s.Get(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{p.Summary, p.Detail, p.LogTail} {
+		if strings.Contains(field, "hunter2-phone-secret") || strings.Contains(field, "ghp_0123456789") {
+			t.Fatalf("secret stored: %q", field)
+		}
+		if !strings.Contains(field, "[REDACTED]") {
+			t.Fatalf("nothing was masked in %q", field)
+		}
+	}
+}
