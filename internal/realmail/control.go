@@ -2,6 +2,8 @@ package realmail
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 )
@@ -19,7 +21,7 @@ func (s *Servers) startIMAP() error {
 		greets(s.authAddr, nil, "VERSION\t"),
 	)
 	if err != nil {
-		return errors.Join(err, s.dovecot.stop())
+		return portTaken(errors.Join(err, s.dovecot.stop()), s.IMAPAddr, s.IMAPSAddr, s.LMTPAddr, s.authAddr)
 	}
 	return nil
 }
@@ -34,9 +36,31 @@ func (s *Servers) startSMTP() error {
 		greets(s.SMTPSAddr, s.TLSConfig(), "220 "),
 	)
 	if err != nil {
-		return errors.Join(err, s.postfix.stop())
+		return portTaken(errors.Join(err, s.postfix.stop()), s.SMTPAddr, s.SMTPSAddr)
 	}
 	return nil
+}
+
+// errPortTaken marks a start that failed because another process holds one
+// of the server's ports.
+var errPortTaken = errors.New("realmail: a port of the server is taken")
+
+// portTaken marks err with errPortTaken when one of the addresses cannot be
+// bound now: Postfix's master dies of it without logging a word.
+func portTaken(err error, addrs ...string) error {
+	var busy []string
+	for _, addr := range addrs {
+		ln, lerr := net.Listen("tcp", addr)
+		if lerr != nil {
+			busy = append(busy, addr)
+			continue
+		}
+		ln.Close()
+	}
+	if len(busy) == 0 && !strings.Contains(err.Error(), "Address already in use") {
+		return err
+	}
+	return fmt.Errorf("%w (another process holds %s): %w", errPortTaken, strings.Join(busy, ", "), err)
 }
 
 // retryOnPortClash configures and starts a server, again with new ports
@@ -47,7 +71,7 @@ func retryOnPortClash(configure, start func() error) error {
 		if err = configure(); err != nil {
 			return err
 		}
-		if err = start(); err == nil || !strings.Contains(err.Error(), "in use") {
+		if err = start(); err == nil || !errors.Is(err, errPortTaken) {
 			return err
 		}
 	}

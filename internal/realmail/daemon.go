@@ -2,7 +2,6 @@ package realmail
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,7 +74,13 @@ func (d *daemon) waitReady(probes ...func() error) error {
 			}
 		}
 		if err == nil {
-			return nil
+			// Answered, and by this master: it has not died of a clash
+			// with another server on one of its ports.
+			select {
+			case <-d.done:
+			default:
+				return nil
+			}
 		}
 		select {
 		case <-d.done:
@@ -96,7 +101,7 @@ func (d *daemon) stop() error {
 	}
 	pgid := d.cmd.Process.Pid
 	defer func() { d.cmd, d.done = nil, nil }()
-	if err := terminate(pgid); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if terminate(pgid) != nil {
 		killGroup(pgid)
 	}
 	timer := time.NewTimer(stopTimeout)
@@ -119,6 +124,20 @@ func (d *daemon) stop() error {
 		return nil
 	}
 	return fmt.Errorf("realmail: processes of %s (process group %d) survive SIGKILL", d.name, pgid)
+}
+
+// died returns an error when the master, started and not stopped, has
+// exited by itself.
+func (d *daemon) died() error {
+	if d.cmd == nil {
+		return nil
+	}
+	select {
+	case <-d.done:
+		return fmt.Errorf("realmail: %s exited by itself during the test (%v)%s", d.name, d.cmd.ProcessState, d.diagnostics())
+	default:
+		return nil
+	}
 }
 
 // kill kills the master and every process it started at once, for the end

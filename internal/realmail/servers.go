@@ -158,7 +158,9 @@ func (s *Servers) Logs() string {
 // close kills both servers and removes their directory; at a failed test it
 // first logs the servers' logs.
 func (s *Servers) close(t testing.TB) {
-	if t.Failed() {
+	if err := errors.Join(s.dovecot.died(), s.postfix.died()); err != nil {
+		t.Error(err)
+	} else if t.Failed() {
 		t.Logf("realmail: server logs:\n%s", s.Logs())
 	}
 	// Nothing the servers would still do is wanted: no graceful shutdown.
