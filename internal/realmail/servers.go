@@ -30,8 +30,9 @@ type User struct {
 
 // Servers are a Dovecot and a Postfix started by Start for one test, on
 // 127.0.0.1, stopped with all their processes at the test's cleanup.
-// Its methods must be called from the test's goroutine, except Deliver,
-// Append and TLSConfig.
+// The methods that take a testing.TB must be called from the test's
+// goroutine; Deliver, Append, Messages, TLSConfig and Logs may be called
+// from any.
 type Servers struct {
 	IMAPAddr  string // Dovecot IMAP (host:port) with STARTTLS (Dovecot deems loopback secure and allows LOGIN before it)
 	IMAPSAddr string // Dovecot IMAP over implicit TLS
