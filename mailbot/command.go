@@ -121,7 +121,9 @@ type CommandError struct{ Msg string }
 
 func (e *CommandError) Error() string { return e.Msg }
 
-func cmdErr(format string, args ...any) error { return &CommandError{Msg: fmt.Sprintf(format, args...)} }
+func cmdErr(format string, args ...any) error {
+	return &CommandError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // ParseCommand reads the command at the start of text: a verb (any case,
 // optionally followed by ":", "-", "," or "."), then for hint and plan the
