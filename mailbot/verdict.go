@@ -80,8 +80,11 @@ type Verdict struct {
 	Outcome Outcome `json:"outcome"`
 	// Reason is the deciding check's reason (for an answer, what the owner
 	// is told).
-	Reason string  `json:"reason"`
-	Checks []Check `json:"checks"`
+	Reason string `json:"reason"`
+	// StoppedBy names the check that decided a refusal, retry, answer or
+	// ignore; "" when the message acts.
+	StoppedBy string  `json:"stopped_by,omitempty"`
+	Checks    []Check `json:"checks"`
 
 	MessageID    string    `json:"message_id,omitempty"`
 	From         string    `json:"from,omitempty"`
@@ -189,7 +192,7 @@ func (d *decision) add(name, result, reason string) {
 // stop records a failed check and the outcome it leads to.
 func (d *decision) stop(name string, o Outcome, reason string) {
 	d.add(name, ResultFail, reason)
-	d.v.Outcome, d.v.Reason = o, reason
+	d.v.Outcome, d.v.Reason, d.v.StoppedBy = o, reason, name
 }
 
 // fillSkipped lists the checks not reached, so every verdict shows all.
