@@ -43,12 +43,16 @@ func spoofCases() []spoofCase {
 		},
 		{
 			name: "DKIM for another domain",
-			raw:  func(t testing.TB) []byte { return sign(t, msg(recentHeaders("f2@attacker.test"), retryBody), attackerEd, nil) },
+			raw: func(t testing.TB) []byte {
+				return sign(t, msg(recentHeaders("f2@attacker.test"), retryBody), attackerEd, nil)
+			},
 			stop: CheckAuthRes, reason: []string{"no Received header"}, dkim: []string{"attacker.test passes but is not aligned"},
 		},
 		{
 			name: "DKIM d= is the public suffix itself",
-			raw:  func(t testing.TB) []byte { return sign(t, msg(recentHeaders("f3@x.test"), retryBody), publicSuffixEd, nil) },
+			raw: func(t testing.TB) []byte {
+				return sign(t, msg(recentHeaders("f3@x.test"), retryBody), publicSuffixEd, nil)
+			},
 			stop: CheckAuthRes, dkim: []string{"not aligned"},
 		},
 		{
@@ -197,8 +201,10 @@ func spoofCases() []spoofCase {
 				h := withHeader(recentHeaders("n4@mail.owner.test"), "From", "\u212aate <\u212aate@owner.test>")
 				return sign(t, msg(h, retryBody), ownerEd, nil)
 			},
-			prepare: func(t testing.TB, f *fakeFacts, c *Config, d *fakeDNS) { c.OwnerAddresses = []string{"kate@owner.test"} },
-			stop:    CheckFrom,
+			prepare: func(t testing.TB, f *fakeFacts, c *Config, d *fakeDNS) {
+				c.OwnerAddresses = []string{"kate@owner.test"}
+			},
+			stop: CheckFrom,
 		},
 		{
 			name: "forged Authentication-Results from the sender, below the provider's, with the provider's authserv-id",
@@ -371,7 +377,7 @@ func spoofCases() []spoofCase {
 					"Message-ID: <dsn1@mail.owner.test>",
 					"MIME-Version: 1.0",
 					`Content-Type: multipart/report; report-type=delivery-status; boundary="b1"`,
-				}, "--b1\nContent-Type: text/plain\n\nretry " + code1 + "\n--b1\nContent-Type: message/delivery-status\n\nAction: failed\n--b1--\n")
+				}, "--b1\nContent-Type: text/plain\n\nretry "+code1+"\n--b1\nContent-Type: message/delivery-status\n\nAction: failed\n--b1--\n")
 			},
 			stop: CheckIgnore, outcome: OutcomeIgnore, reason: []string{"Return-Path"},
 		},
