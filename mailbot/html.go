@@ -174,7 +174,11 @@ func (w *textWriter) block() {
 
 func (w *textWriter) String() string {
 	w.block()
-	return w.out.String()
+	s := strings.TrimRight(w.out.String(), "\n")
+	if s == "" {
+		return ""
+	}
+	return s + "\n"
 }
 
 func isHTMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
