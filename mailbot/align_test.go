@@ -54,9 +54,9 @@ func TestMatchHost(t *testing.T) {
 func TestParseReceived(t *testing.T) {
 	cases := map[string]receivedHop{
 		"from mail-wr1-f43.google.com (mail-wr1-f43.google.com [209.85.221.43])\r\n\tby mx.example.net (Postfix) with ESMTPS id 4F2A1\r\n\tfor <bot@example.net>; Tue, 10 Mar 2026 11:55:02 +0000": {"mail-wr1-f43.google.com", "mx.example.net"},
-		"by 2002:a05:6a10:1234::1 with SMTP id x; Tue, 10 Mar 2026 11:55:02 -0700":                                                                                  {"", "2002:a05:6a10:1234::1"},
-		"from [192.0.2.1] (helo=laptop; by the way) by mx1.example.net. with esmtp; date":                                                                           {"[192.0.2.1]", "mx1.example.net"},
-		"from x (comment with by evil.test inside) by mx.example.net; date":                                                                                         {"x", "mx.example.net"},
+		"by 2002:a05:6a10:1234::1 with SMTP id x; Tue, 10 Mar 2026 11:55:02 -0700":        {"", "2002:a05:6a10:1234::1"},
+		"from [192.0.2.1] (helo=laptop; by the way) by mx1.example.net. with esmtp; date": {"[192.0.2.1]", "mx1.example.net"},
+		"from x (comment with by evil.test inside) by mx.example.net; date":               {"x", "mx.example.net"},
 	}
 	for in, want := range cases {
 		if got := parseReceived(in); got != want {
