@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TrimReply returns the text a person wrote in a reply: the quoted
@@ -140,132 +142,27 @@ func (p *linePattern) removeAll(kind byte) {
 	p.lines, p.kinds = lines, kinds
 }
 
-func classifyLine(l string) byte {
-	switch {
-	case reEmptyLine.MatchString(l):
-		return kindEmpty
-	case reDelimiterLine.MatchString(l):
-		return kindDelimiter
-	case isSignatureLine(l):
-		return kindSignature
-	case isEmbeddedMarker(l):
-		return kindEmbedded
-	case isHeaderLine(l):
-		return kindHeader
-	case reQuoteLine.MatchString(l):
-		return kindQuote
-	}
-	return kindText
-}
-
-// blank is a space or tab, including Unicode spaces such as NBSP.
-const blank = `\t\p{Zs}`
-
-var (
-	reEmptyLine     = regexp.MustCompile(`^[` + blank + `]*$`)
-	reDelimiterLine = regexp.MustCompile(`^[` + blank + `]*[-_,=+~#*ᐧ—]+[` + blank + `]*$`)
-	reQuoteLine     = regexp.MustCompile(`^[` + blank + `]*>`)
-	reMarkdownLink  = regexp.MustCompile(`\[([^\]]+)\]\([^)]+\)`)
-)
-
-// Mobile signatures, per language.
-var signatureREs = compileAll(`(?i)^[`+blank+`]*`, []string{
-	`從我的 iPhone 傳送`,
-	`\w+ from mobile`,
-	`[(<]*Sent (?:from|via|with|by) .+`,
-	`From my .{1,20}$`, // only short lines: "From my point of view, ..." is text
-	`Get Outlook for `,
-	`Envoyé depuis (?:mon|Yahoo Mail)`,
-	`Von meinem .+ gesendet`,
-	`Diese Nachricht wurde von .+ gesendet`,
-	`Inviato da `,
-	`Sendt fra min `,
-	`Enviado do meu `,
-	`Enviado desde mi `,
-	`Verzonden met `,
-	`Verstuurd vanaf mijn `,
-	`från min `,
-})
-
-func isSignatureLine(l string) bool {
-	if strings.IndexByte(l, '[') >= 0 {
-		l = reMarkdownLink.ReplaceAllString(l, "$1")
-	}
-	return anyMatch(signatureREs, l)
-}
-
-// Headers of an embedded message, per language: with a date, or with text.
-var headerREs = append(
-	compileAll(`^[`+blank+`*]*(?:`, []string{
-		`Sendt|Sent|Date|Le|Gesendet|Enviada em|Enviado|Fecha|Data|Datum|Skickat|发送时间|Отправлено|Дата)[` + blank + `*]*:.*\d`,
-	}),
-	compileAll(`(?i)^[`+blank+`*]*(?:`, []string{
-		`Fra|Til|Emne|From|To|Cc|Reply-To|Subject|De|Expéditeur|À|Destinataire|Répondre à|Objet|Von|An|Betreff|Para|Assunto|Asunto|Da|Risposta|A|Oggetto|Van|Beantwoorden - Aan|Aan|Onderwerp|Från|Till|Ämne|发件人|收件人|主题|От|Кому|Копия|Тема)[` + blank + `*]*:.*[\p{L}\p{M}\p{Nd}\p{Pc}]`,
-	})...)
-
-func isHeaderLine(l string) bool { return anyMatch(headerREs, l) }
-
-// Markers that start an embedded (quoted or forwarded) message, on one line.
-var embeddedREs = []*regexp.Regexp{
-	// Op 10 dec. 2015 18:35 schreef "X" <x@y>: / Am 18.09.2013 um 16:24 schrieb X <x@y>:
-	regexp.MustCompile(`^[` + blank + `>]*(?:Op|Am|Den|søn\.)\s.+\s(?:schreef|schrieb|skrev)\s[^:]+:`),
-	// суббота, 14 марта 2015 г. пользователь X написал: / 23 mar 2017 21:25 "X" <x@y> napisał(a):
-	reDateSomeoneWrote[0], reDateSomeoneWrote[1], reDateSomeoneWrote[2],
-	// 2015-10-18 0:17 GMT+03:00 Matt Palmer <x@y>: / вт, 5 янв. 2016 г. в 23:39, X <x@y>:
-	reDateSomeoneEmail,
-	// X <x@y> wrote on Fri, 28 Apr 2017 ...: / schrieb am
-	reSomeoneWroteOnDate[0], reSomeoneWroteOnDate[1],
-	// 2016-03-03 17:21 GMT+01:00 Some One
-	regexp.MustCompile(`^[` + blank + `>]*20\d\d-\d\d-\d\d \d\d:\d\d GMT\+\d\d:\d\d [\w` + blank + `]+$`),
-	// X via Discourse wrote: / schrieb:
-	regexp.MustCompile(`^.+ via .+ (?:wrote|schrieb):?[` + blank + `]*$`),
-	// Some One <x@y> wrote:
-	regexp.MustCompile(`^.+\b[\w.+-]+@[\w.-]+\.\w{2,}\b.+wrote:?$`),
-	// Posted by x on 01/21/2016
-	regexp.MustCompile(`(?i)^[` + blank + `>]*Posted by .+ on \d{2}/\d{2}/\d{4}$`),
-	// Begin forwarded message: / -----Original Message----- / ----- Forwarded Message -----
-	regexp.MustCompile(`(?i)^[` + blank + `>]*Begin forwarded message:`),
-	regexp.MustCompile(`(?i)^[` + blank + `>*]*-{2,}[` + blank + `]*(?:Forwarded|Original|Reply) Message[` + blank + `]*-{2,}`),
-	regexp.MustCompile(`(?i)^[` + blank + `>]*Début du message transféré :`),
-	regexp.MustCompile(`(?i)^[` + blank + `>*]*-{2,}[` + blank + `]*Message transféré[` + blank + `]*-{2,}`),
-	regexp.MustCompile(`(?i)^[` + blank + `>*]*-{2,}[` + blank + `]*Ursprüngliche Nachricht[` + blank + `]*-{2,}`),
-	regexp.MustCompile(`(?i)^[` + blank + `>*]*-{2,}[` + blank + `]*Mensaje original[` + blank + `]*-{2,}`),
-	regexp.MustCompile(`(?i)^[` + blank + `>*]*-{2,}[` + blank + `]*原始邮件[` + blank + `]*-{2,}`),
-}
-
-var (
-	reDateSomeoneEmail   = regexp.MustCompile(`(?m)\d{4}.{1,80}\s?<[^@<>]+@[^@<>.]+\.[^@<>]+>:?$`)
-	reSomeoneWroteOnDate = []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^.+\bwrote\b[\s\p{Zs}]+\bon\b.+[^:]+:`),
-		regexp.MustCompile(`(?m)^.+\bschrieb\b[\s\p{Zs}]+\bam\b.+[^:]+:`),
-	}
-	reDateSomeoneWrote = []*regexp.Regexp{
-		regexp.MustCompile(`\d{4}.{1,80}пользователь.{0,80}\n?.{0,80}?написал:`),
-		regexp.MustCompile(`\d{4}.{1,80}\n?.{0,80}?napisał\(a\):`),
-		regexp.MustCompile(`\d{4}.{1,80}\n?.{0,80}?пише:`),
-	}
-)
-
-func isEmbeddedMarker(l string) bool {
-	if _, ok := matchOnDateWrote(l, 0); ok {
-		return true
-	}
-	return anyMatch(embeddedREs, l)
-}
-
 // preprocessReply normalises line endings and quote styles, drops PGP and
 // list noise, and joins "On ... wrote:" markers that a client wrapped over
 // a few lines.
 func preprocessReply(text string) string {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = rePGPHead.ReplaceAllString(text, "")
-	text = rePGPSig.ReplaceAllString(text, "")
-	text = reUnsubscribe.ReplaceAllString(text, "")
-	text = reAliasQuote.ReplaceAllString(text, "")
+	// Each rewrite runs only when its literal is there (regular expressions
+	// over the whole text are what a reply costs).
+	if len(text) >= 14 && strings.EqualFold(text[:14], "-----BEGIN PGP") {
+		text = rePGPHead.ReplaceAllString(text, "")
+	}
+	if strings.Contains(text, "-----BEGIN PGP SIGNATURE-----") {
+		text = rePGPSig.ReplaceAllString(text, "")
+	}
+	if containsFold(text, "unsubscribe:") {
+		text = reUnsubscribe.ReplaceAllString(text, "")
+	}
+	if strings.Contains(text, `>>>>> "`) {
+		text = reAliasQuote.ReplaceAllString(text, "")
+	}
 	text = quoteEnclosed(text)
-	text = reQuotePrefix.ReplaceAllStringFunc(text, func(p string) string {
-		return reQuoteMark.ReplaceAllString(p, ">")
-	})
+	text = normaliseQuotePrefixes(text)
 	text = joinWrappedMarkers(text)
 	return strings.TrimSpace(text)
 }
@@ -275,9 +172,6 @@ var (
 	rePGPSig      = regexp.MustCompile(`(?ms)^-----BEGIN PGP SIGNATURE-----$.+?^-----END PGP SIGNATURE-----`)
 	reUnsubscribe = regexp.MustCompile(`(?im)^Unsubscribe: .+@.+(?:\n.+http:.+)?\s*\z`)
 	reAliasQuote  = regexp.MustCompile(`(?m)^.*>{5} "[^"\n]+" == .+ writes:`)
-	// Quote prefixes like "foo> " or "| ", turned into ">".
-	reQuotePrefix = regexp.MustCompile(`(?m)^(?:[` + blank + `]*[\p{L}\p{M}]*[>|])+`)
-	reQuoteMark   = regexp.MustCompile(`[\p{L}\p{M}]+>|\|`)
 	reNewlines    = regexp.MustCompile(`\n+[\s\p{Zs}]*`)
 	reEnclosedA   = regexp.MustCompile(`^>>> ?(.+?) ?>>>$`)
 	reEnclosedB   = regexp.MustCompile(`^>{4,}[` + blank + `]*$`)
@@ -318,46 +212,238 @@ func quoteEnclosed(text string) string {
 	return strings.Join(lines, "\n")
 }
 
-// joinWrappedMarkers puts "On ... wrote:"-style markers that span up to
-// five lines back on one line.
+// joinWrappedMarkers puts "On ... wrote:"-style markers that a client
+// wrapped over up to five lines back on one line. Each kind of marker is
+// looked for in a window of five lines from each line that could start it.
 func joinWrappedMarkers(text string) string {
-	join := func(m string) string {
-		if strings.Count(m, "\n") > 4 {
-			return m
+	text = joinMatches(text, startsWroteMarker, func(w string) (int, int, bool) {
+		end, ok := matchOnDateWrote(w, 0)
+		return 0, end, ok
+	})
+	for _, re := range reSomeoneWroteOnDate {
+		if strings.Contains(text, re.word) {
+			text = joinMatches(text, re.candidate, re.find)
 		}
-		return reNewlines.ReplaceAllString(m, " ")
 	}
-	// The "On ... wrote:" family, which needs a scanner of its own.
+	for _, re := range reDateSomeoneWrote {
+		if strings.Contains(text, re.word) {
+			text = joinMatches(text, hasFourDigits, re.find)
+		}
+	}
+	if strings.IndexByte(text, '@') >= 0 {
+		text = joinMatches(text, hasFourDigits, func(w string) (int, int, bool) {
+			if !strings.Contains(w, "@") || !strings.Contains(w, "<") || !hasLineEndingInAngle(w) {
+				return 0, 0, false
+			}
+			if loc := reDateSomeoneEmail.FindStringIndex(w); loc != nil {
+				return loc[0], loc[1], true
+			}
+			return 0, 0, false
+		})
+	}
+	return text
+}
+
+// joinLines is how many lines a wrapped marker may span.
+const joinLines = 5
+
+// joinMatches scans text line by line; where candidate(line) holds, find
+// looks for a match starting in that line within a window of joinLines
+// lines, and a match spanning at most four line breaks is joined into one
+// line.
+func joinMatches(text string, candidate func(line string) bool, find func(window string) (start, end int, ok bool)) string {
 	var b strings.Builder
-	for pos := 0; pos < len(text); {
-		if pos == 0 || text[pos-1] == '\n' {
-			if end, ok := matchOnDateWrote(text, pos); ok {
-				b.WriteString(join(text[pos:end]))
-				pos = end
+	pos := 0
+	for pos < len(text) {
+		lineEnd := strings.IndexByte(text[pos:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(text)
+		} else {
+			lineEnd += pos
+		}
+		if candidate(text[pos:lineEnd]) {
+			wEnd := lineEnd
+			for n := 1; n < joinLines && wEnd < len(text); n++ {
+				next := strings.IndexByte(text[wEnd+1:], '\n')
+				if next < 0 {
+					wEnd = len(text)
+					break
+				}
+				wEnd += 1 + next
+			}
+			w := text[pos:wEnd]
+			if start, end, ok := find(w); ok && start <= lineEnd-pos && end > start {
+				b.WriteString(w[:start])
+				m := w[start:end]
+				if strings.Count(m, "\n") <= 4 {
+					m = reNewlines.ReplaceAllString(m, " ")
+				}
+				b.WriteString(m)
+				pos += end
 				continue
 			}
 		}
-		next := strings.IndexByte(text[pos:], '\n')
-		if next < 0 {
-			b.WriteString(text[pos:])
-			break
+		if lineEnd < len(text) {
+			lineEnd++
 		}
-		b.WriteString(text[pos : pos+next+1])
-		pos += next + 1
+		b.WriteString(text[pos:lineEnd])
+		pos = lineEnd
 	}
-	text = b.String()
-	for _, re := range reSomeoneWroteOnDate {
-		text = re.ReplaceAllStringFunc(text, join)
+	return b.String()
+}
+
+// hasLineEndingInAngle reports whether a line of w holds "@" and ends with
+// ">" or ">:", as a "<date> <name> <address>:" marker does.
+func hasLineEndingInAngle(w string) bool {
+	for w != "" {
+		l := w
+		if i := strings.IndexByte(w, '\n'); i >= 0 {
+			l, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
+		if (strings.HasSuffix(l, ">") || strings.HasSuffix(l, ">:")) && strings.IndexByte(l, '@') >= 0 {
+			return true
+		}
 	}
-	for _, re := range reDateSomeoneWrote {
-		text = re.ReplaceAllStringFunc(text, join)
+	return false
+}
+
+func hasFourDigits(line string) bool {
+	run := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] >= '0' && line[i] <= '9' {
+			if run++; run == 4 {
+				return true
+			}
+		} else {
+			run = 0
+		}
 	}
-	return reDateSomeoneEmail.ReplaceAllStringFunc(text, join)
+	return false
+}
+
+// normaliseQuotePrefixes turns quote prefixes like "foo> " and "| " into
+// ">" ("foo> bar" is a quote written by some Usenet-era clients).
+func normaliseQuotePrefixes(text string) string {
+	if strings.IndexByte(text, '>') < 0 && strings.IndexByte(text, '|') < 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		end := quotePrefixEnd(l)
+		if end == 0 {
+			continue
+		}
+		prefix := l[:end]
+		if !strings.ContainsRune(prefix, '|') && !hasLetterBeforeMark(prefix) {
+			continue
+		}
+		var b strings.Builder
+		for _, seg := range splitAfterMarks(prefix) {
+			// seg is blanks, letters, then the mark.
+			mark := seg[len(seg)-1]
+			body := strings.TrimRightFunc(seg[:len(seg)-1], isLetterOrMark)
+			if mark == '>' && len(body) < len(seg)-1 {
+				b.WriteString(body + ">") // letters> becomes >
+			} else if mark == '|' {
+				b.WriteString(seg[:len(seg)-1] + ">")
+			} else {
+				b.WriteString(seg)
+			}
+		}
+		lines[i] = b.String() + l[end:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// quotePrefixEnd returns the end of a run of ([blank]*[letters]*[>|])+ at
+// the start of l, or 0.
+func quotePrefixEnd(l string) int {
+	end, i := 0, 0
+	for i < len(l) {
+		j := i
+		for j < len(l) {
+			r, size := utf8.DecodeRuneInString(l[j:])
+			if !isBlankRune(r) {
+				break
+			}
+			j += size
+		}
+		for j < len(l) {
+			r, size := utf8.DecodeRuneInString(l[j:])
+			if !isLetterOrMark(r) {
+				break
+			}
+			j += size
+		}
+		if j < len(l) && (l[j] == '>' || l[j] == '|') {
+			i, end = j+1, j+1
+			continue
+		}
+		break
+	}
+	return end
+}
+
+func hasLetterBeforeMark(prefix string) bool {
+	for i, r := range prefix {
+		if r == '>' && i > 0 {
+			prev, _ := utf8.DecodeLastRuneInString(prefix[:i])
+			if isLetterOrMark(prev) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitAfterMarks splits a quote prefix after each > or |.
+func splitAfterMarks(prefix string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(prefix); i++ {
+		if prefix[i] == '>' || prefix[i] == '|' {
+			out = append(out, prefix[start:i+1])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func isLetterOrMark(r rune) bool { return unicode.IsLetter(r) || unicode.IsMark(r) }
+
+func isBlankRune(r rune) bool { return r == '\t' || unicode.Is(unicode.Zs, r) }
+
+// containsFold reports whether s contains the lower-case ASCII word, in
+// any ASCII case, without copying s.
+func containsFold(s, lowerWord string) bool {
+	n := len(lowerWord)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lowerWord[j] {
+				break
+			}
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // hoistCodeBlocks replaces ``` fenced blocks by tokens, so their lines are
 // not mistaken for quotes or delimiters.
 func hoistCodeBlocks(text string) (string, []string) {
+	if !strings.Contains(text, "```") {
+		return text, nil
+	}
 	var blocks []string
 	text = reCodeBlock.ReplaceAllStringFunc(text, func(b string) string {
 		blocks = append(blocks, b)
@@ -370,19 +456,3 @@ var reCodeBlock = regexp.MustCompile("(?ms)^```\\w*$\n.*?^```$")
 
 func codeToken(i int) string { return "agentkitcodeblock" + strconv.Itoa(i) + "x" }
 
-func compileAll(prefix string, alts []string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(alts))
-	for i, a := range alts {
-		out[i] = regexp.MustCompile(prefix + a)
-	}
-	return out
-}
-
-func anyMatch(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}
