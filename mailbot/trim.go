@@ -455,4 +455,3 @@ func hoistCodeBlocks(text string) (string, []string) {
 var reCodeBlock = regexp.MustCompile("(?ms)^```\\w*$\n.*?^```$")
 
 func codeToken(i int) string { return "agentkitcodeblock" + strconv.Itoa(i) + "x" }
-
