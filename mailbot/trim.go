@@ -82,9 +82,12 @@ func TrimReply(text string) string {
 	return restoreCodeBlocks(strings.TrimSpace(strings.Join(p.lines, "\n")), blocks)
 }
 
-func restoreCodeBlocks(out string, blocks []string) string {
-	for i, b := range blocks {
-		out = strings.Replace(out, codeToken(i), b, 1)
+func restoreCodeBlocks(out string, cb *codeBlocks) string {
+	if cb == nil {
+		return out
+	}
+	for i, b := range cb.blocks {
+		out = strings.Replace(out, cb.token(i), b, 1)
 	}
 	return out
 }
@@ -440,18 +443,28 @@ func containsFold(s, lowerWord string) bool {
 
 // hoistCodeBlocks replaces ``` fenced blocks by tokens, so their lines are
 // not mistaken for quotes or delimiters.
-func hoistCodeBlocks(text string) (string, []string) {
+func hoistCodeBlocks(text string) (string, *codeBlocks) {
 	if !strings.Contains(text, "```") {
 		return text, nil
 	}
-	var blocks []string
+	// A token that the text does not hold, so restoring cannot misplace a block.
+	cb := &codeBlocks{prefix: "agentkitcode"}
+	for strings.Contains(text, cb.prefix) {
+		cb.prefix += "x"
+	}
 	text = reCodeBlock.ReplaceAllStringFunc(text, func(b string) string {
-		blocks = append(blocks, b)
-		return codeToken(len(blocks) - 1)
+		cb.blocks = append(cb.blocks, b)
+		return cb.token(len(cb.blocks) - 1)
 	})
-	return text, blocks
+	return text, cb
 }
 
 var reCodeBlock = regexp.MustCompile("(?ms)^```\\w*$\n.*?^```$")
 
-func codeToken(i int) string { return "agentkitcodeblock" + strconv.Itoa(i) + "x" }
+// codeBlocks are the fenced blocks taken out of a reply while it is trimmed.
+type codeBlocks struct {
+	prefix string
+	blocks []string
+}
+
+func (c *codeBlocks) token(i int) string { return c.prefix + strconv.Itoa(i) + "k" }
