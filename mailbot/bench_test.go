@@ -34,6 +34,30 @@ func BenchmarkVerdictSigned(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
+// BenchmarkVerdictSignedParallel runs Decide on every core (Decide keeps no
+// state between calls, so a backlog can be decided in parallel).
+func BenchmarkVerdictSignedParallel(b *testing.B) {
+	msgs := benchMessages(b)
+	cfg := testConfig()
+	dns := newFakeDNS()
+	facts := newFakeFacts()
+	deps := Deps{Now: func() time.Time { return testNow }, LookupTXT: dns.LookupTXT, Facts: facts}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			v, err := Decide(msgs[i%len(msgs)], testNow, cfg, deps)
+			if err != nil || v.Outcome != OutcomeAct {
+				b.Errorf("%v %s %s", err, v.Outcome, v.Reason)
+				return
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
 // BenchmarkDKIMVerifyOnly is the verification alone, the part python3-dkim does.
 func BenchmarkDKIMVerifyOnly(b *testing.B) {
 	msgs := benchMessages(b)
