@@ -147,26 +147,29 @@ type Deps struct {
 	Now func() time.Time
 	// LookupTXT resolves DKIM keys; nil means NewLookupTXT(cfg.DNSServerAddr()).
 	LookupTXT LookupTXTFunc
-	// Facts is the state store's view.
+	// Facts is the state store's view. Nil (as for `agentkit phone check
+	// FILE` without a store) means nothing was processed before and no
+	// thread is known.
 	Facts Facts
 }
 
 // Decide runs the checks on one raw message, in order, and returns the
 // verdict. internalDate is the server's arrival time (zero when unknown, as
-// for `agentkit phone check FILE`). An error means the store could not be
-// read; decide again later.
+// for `agentkit phone check FILE`); cfg is validated settings (LoadConfig
+// validates). Decide keeps no state and may run concurrently. An error means
+// the store could not be read: nothing was decided, decide again later.
 func Decide(raw []byte, internalDate time.Time, cfg *Config, deps Deps) (Verdict, error) {
-	now := time.Now
+	now := time.Now()
 	if deps.Now != nil {
-		now = deps.Now
+		now = deps.Now()
 	}
 	lookup := deps.LookupTXT
 	if lookup == nil {
 		lookup = NewLookupTXT(cfg.DNSServerAddr())
 	}
 	d := &decision{cfg: cfg, facts: deps.Facts, lookup: lookup,
-		v: Verdict{InternalDate: internalDate, DecidedAt: now()}}
-	err := d.run(raw, now())
+		v: Verdict{InternalDate: internalDate, DecidedAt: now}}
+	err := d.run(raw, now)
 	d.fillSkipped()
 	return d.v, err
 }
