@@ -266,7 +266,7 @@ func asRefusal(err error) (refusal, bool) {
 		}
 		return refusal{why, "Reply \"status\" to list the open problems."}, true
 	case errors.As(err, &nof):
-		return refusal{fmt.Sprintf("Problem %s cannot be fixed by %s.", nof.Code, nof.Reply), "Reply with one of: " + verbList(nof.Offered) + "."}, true
+		return refusal{fmt.Sprintf("Problem %s cannot be fixed by %s.", nof.Code, nof.Reply), "Reply with one of: " + offeredList(nof.Offered) + "."}, true
 	case errors.Is(err, errStoreFailed):
 		return refusal{}, false
 	}

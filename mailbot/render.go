@@ -87,7 +87,7 @@ func replySubject(subject string) string {
 func problemBody(p *problems.Problem, bot string, owners []string, known ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "agentkit stopped work in %s and needs your answer.\n\n", p.Repo)
-	fmt.Fprintf(&b, "Problem %s: %s\n", p.Code, kindText(p.Kind))
+	fmt.Fprintf(&b, "Problem %s: %s\n", p.Code, kindWords(p.Kind))
 	if p.Job != "" {
 		fmt.Fprintf(&b, "Job: %s\n", p.Job)
 	}
@@ -156,8 +156,8 @@ func mailtoEscape(s string) string {
 	return b.String()
 }
 
-// kindText turns "gate_failed" into "gate failed".
-func kindText(k problems.Kind) string { return strings.ReplaceAll(string(k), "_", " ") }
+// kindWords turns "gate_failed" into "gate failed".
+func kindWords(k problems.Kind) string { return strings.ReplaceAll(string(k), "_", " ") }
 
 // oneLine folds whitespace, newlines included, to single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -154,13 +154,13 @@ func statusBody(st status.Status, open []*problems.Problem, now time.Time) strin
 	if len(open) > 0 {
 		b.WriteString("\nOpen problems:\n")
 		for _, p := range open {
-			fmt.Fprintf(&b, "\n%s %s: %s\n  reply: %s\n", p.Code, p.Repo, cutRunes(oneLine(p.Summary), maxSummaryRunes), verbList(p.Replies))
+			fmt.Fprintf(&b, "\n%s %s: %s\n  reply: %s\n", p.Code, p.Repo, cutRunes(oneLine(p.Summary), maxSummaryRunes), offeredList(p.Replies))
 		}
 	}
 	return b.String()
 }
 
-func verbList(vs []problems.Verb) string {
+func offeredList(vs []problems.Verb) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = string(v)
