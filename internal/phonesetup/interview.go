@@ -19,6 +19,8 @@ type Question struct {
 	Text string
 	// Default is taken when the answer is empty.
 	Default string
+	// Optional questions may stay unanswered even without a terminal.
+	Optional bool
 }
 
 // Prompter asks the person at the terminal, one question at a time.
@@ -186,9 +188,13 @@ func askServers(p Prompter, c *mailbot.Config, given Given) error {
 			}
 		}
 		if !given[srv.tlsFlag] {
+			// The usual ports say their mode; on others keep what is set.
 			def := string(mailbot.TLSImplicit)
-			if srv.s.Port == srv.starttls || srv.s.Port == 25 {
+			switch {
+			case srv.s.Port == srv.starttls || srv.s.Port == 25:
 				def = string(mailbot.TLSStartTLS)
+			case srv.s.Port != srv.implicit && srv.s.TLS != "":
+				def = string(srv.s.TLS)
 			}
 			err := ask(p, Question{Flag: srv.tlsFlag, Text: "How " + srv.name + " is protected: implicit (TLS from the start), starttls, or none (loopback only)", Default: def}, func(a string) error {
 				srv.s.TLS = mailbot.TLSMode(strings.ToLower(a))
@@ -206,7 +212,7 @@ func askServers(p Prompter, c *mailbot.Config, given Given) error {
 				"without one the bot accepts only replies whose DKIM signature it verifies itself. " +
 				"Not sure? Leave it blank: agentkit phone test --wait shows the one your provider stamps.")
 		}
-		err := ask(p, Question{Flag: FlagAuthservID, Text: "Trusted authserv-ids, separated with commas (exact names or *.domain; blank for none)", Default: strings.Join(c.TrustedAuthservIDs, ", ")}, func(a string) error {
+		err := ask(p, Question{Flag: FlagAuthservID, Text: "Trusted authserv-ids, separated with commas (exact names or *.domain; blank for none)", Default: strings.Join(c.TrustedAuthservIDs, ", "), Optional: true}, func(a string) error {
 			c.TrustedAuthservIDs = SplitList(a)
 			return fieldProblem(*c, "trusted_authserv_ids")
 		})

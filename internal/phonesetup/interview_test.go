@@ -23,7 +23,7 @@ type script struct {
 func (s *script) Ask(q Question) (string, error) {
 	s.asked = append(s.asked, q)
 	if !s.interactive {
-		if q.Default == "" {
+		if q.Default == "" && !q.Optional {
 			return "", fmt.Errorf("give --%s", q.Flag)
 		}
 		return q.Default, nil
