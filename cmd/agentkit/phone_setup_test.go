@@ -59,7 +59,7 @@ func TestPhoneSetupInteractive(t *testing.T) {
 		testBot,  // the bot's address
 		"custom", // provider (the guess for corp.test is custom already)
 		"imap.corp.test:" + port(t, w.imap.Addr),
-		"",       // implicit TLS, the default for a port that is not 143
+		"", // implicit TLS, the default for a port that is not 143
 		"smtp.corp.test:" + port(t, w.smtp.Addr),
 		"starttls",
 		"mx.corp.test", // trusted authserv-id

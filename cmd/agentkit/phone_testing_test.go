@@ -132,4 +132,3 @@ func (v memVault) DeleteGeneric(target string) error {
 	delete(v, target)
 	return nil
 }
-
