@@ -27,6 +27,7 @@ agentkit phone test --wait. docs/phone.md explains every setting.`,
 	cmd.AddCommand(
 		newCmdPhoneSetup(ios, nil),
 		newCmdPhoneStatus(ios, nil),
+		newCmdPhoneLog(ios, nil),
 		newCmdPhoneChannel(ios, false, nil),
 		newCmdPhoneChannel(ios, true, nil),
 		newCmdPhoneSendPending(ios, nil),
