@@ -98,6 +98,8 @@ type run struct {
 	s      mailbot.Server
 	bc     *boundedConn
 	stop   func() bool // stops closing the connection when ctx ends
+	// readOnly opens INBOX with EXAMINE (verification changes nothing).
+	readOnly bool
 }
 
 func (r *run) ok(step Step, format string, args ...any) {

@@ -17,49 +17,13 @@ import (
 // INBOX read-only, and reports whether IDLE is offered (or the mailbox will
 // be polled every poll). It returns nil or a *Failure.
 func (v *Verifier) VerifyIMAP(ctx context.Context, s mailbot.Server, pw secrets.Password, poll time.Duration) error {
-	r := &run{v: v, server: "IMAP", flag: "imap", s: s}
-	conn, err := r.connect(ctx)
+	r := &run{v: v, server: "IMAP", flag: "imap", s: s, readOnly: true}
+	c, sel, err := r.imapLogin(ctx, pw, nil)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-
-	var c *imapclient.Client
-	switch s.TLS {
-	case mailbot.TLSStartTLS:
-		cfg, err := r.tlsConfig()
-		if err != nil {
-			return err
-		}
-		var state tls.ConnectionState
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error { state = cs; return nil }
-		r.deadline()
-		c, err = imapclient.NewStartTLS(conn, &imapclient.Options{TLSConfig: cfg})
-		if err != nil {
-			return r.startTLSFailure(err)
-		}
-		r.tlsOK(state)
-	case mailbot.TLSNone:
-		r.ok(StepTLS, "none: the password crosses the connection in clear, which is allowed only to a loopback address like %s", s.Host)
-		c = imapclient.New(conn, nil)
-	default:
-		c = imapclient.New(conn, nil)
-	}
 	defer c.Close()
-
-	r.deadline()
-	if err := c.WaitGreeting(); err != nil {
-		return r.fail(StepLogin, "%s port %d did not greet as an IMAP server (%s); check --imap (%s)", s.Host, s.Port, serverWords(err), defaultPorts("IMAP"))
-	}
-	r.deadline()
-	if err := c.Login(s.Username, pw.Reveal()).Wait(); err != nil {
-		return r.fail(StepLogin, "%s", r.loginRefused(err))
-	}
-	r.deadline()
-	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
-	if err != nil {
-		return r.fail(StepLogin, "logged in as %s, but INBOX cannot be opened (%s); check that this is a mail account with an inbox", s.Username, serverWords(err))
-	}
 	r.ok(StepLogin, "logged in as %s; INBOX holds %d messages", s.Username, sel.NumMessages)
 
 	r.deadline()
@@ -71,6 +35,69 @@ func (v *Verifier) VerifyIMAP(ctx context.Context, s mailbot.Server, pw secrets.
 	r.deadline()
 	_ = c.Logout().Wait()
 	return nil
+}
+
+// imapLogin runs DNS, TCP, TLS, the greeting, LOGIN and a SELECT of INBOX
+// (read-only unless writable), reporting each step. On success the caller
+// closes the client and r.
+func (r *run) imapLogin(ctx context.Context, pw secrets.Password, opts *imapclient.Options) (*imapclient.Client, *imap.SelectData, error) {
+	s := r.s
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.close()
+		}
+	}()
+	if opts == nil {
+		opts = &imapclient.Options{}
+	}
+
+	var c *imapclient.Client
+	switch s.TLS {
+	case mailbot.TLSStartTLS:
+		cfg, err := r.tlsConfig()
+		if err != nil {
+			return nil, nil, err
+		}
+		var state tls.ConnectionState
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error { state = cs; return nil }
+		r.deadline()
+		o := *opts
+		o.TLSConfig = cfg
+		c, err = imapclient.NewStartTLS(conn, &o)
+		if err != nil {
+			return nil, nil, r.startTLSFailure(err)
+		}
+		r.tlsOK(state)
+	case mailbot.TLSNone:
+		r.ok(StepTLS, "none: the password crosses the connection in clear, which is allowed only to a loopback address like %s", s.Host)
+		c = imapclient.New(conn, opts)
+	default:
+		c = imapclient.New(conn, opts)
+	}
+
+	r.deadline()
+	if err := c.WaitGreeting(); err != nil {
+		c.Close()
+		return nil, nil, r.fail(StepLogin, "%s port %d did not greet as an IMAP server (%s); check --imap (%s)", s.Host, s.Port, serverWords(err), defaultPorts("IMAP"))
+	}
+	r.deadline()
+	if err := c.Login(s.Username, pw.Reveal()).Wait(); err != nil {
+		c.Close()
+		return nil, nil, r.fail(StepLogin, "%s", r.loginRefused(err))
+	}
+	r.deadline()
+	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: r.readOnly}).Wait()
+	if err != nil {
+		c.Close()
+		return nil, nil, r.fail(StepLogin, "logged in as %s, but INBOX cannot be opened (%s); check that this is a mail account with an inbox", s.Username, serverWords(err))
+	}
+	ok = true
+	return c, sel, nil
 }
 
 // startTLSFailure explains why upgrading with STARTTLS failed.

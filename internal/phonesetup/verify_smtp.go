@@ -20,34 +20,54 @@ const heloName = "localhost"
 // sends nothing. It returns nil or a *Failure.
 func (v *Verifier) VerifySMTP(ctx context.Context, s mailbot.Server, pw secrets.Password) error {
 	r := &run{v: v, server: "SMTP", flag: "smtp", s: s}
-	conn, err := r.connect(ctx)
+	c, err := r.smtpLogin(ctx, pw)
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	defer c.Close()
+	r.deadline()
+	_ = c.Quit()
+	return nil
+}
+
+// smtpLogin runs DNS, TCP, TLS, EHLO and AUTH, reporting each step. On
+// success the caller closes the client and r.
+func (r *run) smtpLogin(ctx context.Context, pw secrets.Password) (*smtp.Client, error) {
+	s := r.s
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.close()
+		}
+	}()
 
 	var c *smtp.Client
 	switch s.TLS {
 	case mailbot.TLSStartTLS:
 		cfg, err := r.tlsConfig()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var state tls.ConnectionState
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error { state = cs; return nil }
 		r.deadline()
 		c, err = smtp.NewClientStartTLS(conn, cfg)
 		if err != nil {
-			return r.smtpStartTLSFailure(err)
+			return nil, r.smtpStartTLSFailure(err)
 		}
-		c.CommandTimeout = v.timeout()
+		c.CommandTimeout = r.v.timeout()
 		// go-smtp shakes hands lazily: EHLO over the new layer does it.
 		r.deadline()
 		if err := c.Hello(heloName); err != nil {
 			if isTLSError(err) {
-				return r.tlsFailure(err)
+				return nil, r.tlsFailure(err)
 			}
-			return r.fail(StepTLS, "%s port %d failed after STARTTLS (%s); check --smtp-tls and the port (%s)", s.Host, s.Port, serverWords(err), defaultPorts("SMTP"))
+			return nil, r.fail(StepTLS, "%s port %d failed after STARTTLS (%s); check --smtp-tls and the port (%s)", s.Host, s.Port, serverWords(err), defaultPorts("SMTP"))
 		}
 		r.tlsOK(state)
 	default:
@@ -55,17 +75,17 @@ func (v *Verifier) VerifySMTP(ctx context.Context, s mailbot.Server, pw secrets.
 			r.ok(StepTLS, "none: the password crosses the connection in clear, which is allowed only to a loopback address like %s", s.Host)
 		}
 		c = smtp.NewClient(conn)
-		c.CommandTimeout = v.timeout()
+		c.CommandTimeout = r.v.timeout()
 		r.deadline()
 		if err := c.Hello(heloName); err != nil {
-			return r.fail(StepLogin, "%s port %d did not greet as an SMTP server (%s); check --smtp (%s)", s.Host, s.Port, serverWords(err), defaultPorts("SMTP"))
+			return nil, r.fail(StepLogin, "%s port %d did not greet as an SMTP server (%s); check --smtp (%s)", s.Host, s.Port, serverWords(err), defaultPorts("SMTP"))
 		}
 	}
-	defer c.Close()
 
 	r.deadline()
 	if ok, _ := c.Extension("AUTH"); !ok {
-		return r.fail(StepLogin, "%s port %d offers no login (AUTH), so it would not relay the bot's mail; use the provider's submission server and port (%s)", s.Host, s.Port, defaultPorts("SMTP"))
+		c.Close()
+		return nil, r.fail(StepLogin, "%s port %d offers no login (AUTH), so it would not relay the bot's mail; use the provider's submission server and port (%s)", s.Host, s.Port, defaultPorts("SMTP"))
 	}
 	var mech sasl.Client
 	switch {
@@ -75,16 +95,17 @@ func (v *Verifier) VerifySMTP(ctx context.Context, s mailbot.Server, pw secrets.
 		mech = sasl.NewLoginClient(s.Username, pw.Reveal())
 	default:
 		_, mechs := c.Extension("AUTH")
-		return r.fail(StepLogin, "%s offers only the login methods %s, and agentkit speaks PLAIN and LOGIN; use another submission server", s.Host, mechs)
+		c.Close()
+		return nil, r.fail(StepLogin, "%s offers only the login methods %s, and agentkit speaks PLAIN and LOGIN; use another submission server", s.Host, mechs)
 	}
 	r.deadline()
 	if err := c.Auth(mech); err != nil {
-		return r.fail(StepLogin, "%s", r.loginRefused(err))
+		c.Close()
+		return nil, r.fail(StepLogin, "%s", r.loginRefused(err))
 	}
 	r.ok(StepLogin, "logged in as %s", s.Username)
-	r.deadline()
-	_ = c.Quit()
-	return nil
+	ok = true
+	return c, nil
 }
 
 func (r *run) smtpStartTLSFailure(err error) error {
