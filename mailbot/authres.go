@@ -64,6 +64,9 @@ func ParseAuthResults(value string) (AuthResults, error) {
 	} else if first != "" {
 		fields := strings.Fields(first)
 		ar.AuthservID = strings.ToLower(unquote(fields[0]))
+		if strings.ContainsAny(ar.AuthservID, " \t\r\n;\"()") {
+			ar.AuthservID = "" // not a name: never trusted
+		}
 		if len(fields) > 1 {
 			ar.Version = fields[1]
 		}
@@ -86,12 +89,16 @@ func parseResinfo(seg string) []AuthResult {
 	var cur *AuthResult
 	for _, kv := range tokenizePairs(seg) {
 		key := strings.ToLower(kv.key)
-		if !kv.hasValue {
+		if !kv.hasValue || !isResKey(key) {
 			continue // "none", or junk
 		}
 		method, _, _ := strings.Cut(key, "/") // "dkim/1" carries a version
 		if cur == nil || (!strings.Contains(key, ".") && knownMethods[method] && key != "reason") {
-			out = append(out, AuthResult{Method: method, Result: strings.ToLower(kv.value)})
+			result := strings.ToLower(strings.TrimSpace(kv.value))
+			if result == "" || strings.ContainsAny(result, " \t\r\n;=\"") {
+				continue // a result is a keyword; this is junk
+			}
+			out = append(out, AuthResult{Method: method, Result: result})
 			cur = &out[len(out)-1]
 			continue
 		}
@@ -267,4 +274,16 @@ func splitOutsideQuotes(s string, sep byte) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// isResKey reports whether k can name a method or property: letters,
+// digits, ".", "-", "_" and "/" (a method version).
+func isResKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' || c == '/') {
+			return false
+		}
+	}
+	return k != ""
 }

@@ -44,7 +44,7 @@ type Options struct {
 	// Dialer connects to the servers; nil is a net.Dialer with a 30s timeout.
 	Dialer Dialer
 	// LookupTXT resolves DKIM keys; nil uses Config.DNSServer or the system.
-	LookupTXT func(name string) ([]string, error)
+	LookupTXT LookupTXTFunc
 	// Rand draws Message-IDs; nil is crypto/rand.
 	Rand io.Reader
 	// IdleRestart is how often IDLE is restarted (default 9 minutes).
@@ -188,12 +188,10 @@ func (b *Bot) Wake() {
 	b.watch.signal()
 }
 
-// SendPending runs one delivery pass now, without waiting for a backoff to
-// end (`agentkit phone send-pending` when no service runs). It can run
-// beside Run; passes never overlap.
+// SendPending runs one delivery pass now, trying every waiting message
+// whatever its backoff (answers over the hourly cap still wait). It is
+// `agentkit phone send-pending` when no service runs, and can run beside
+// Run: passes never overlap.
 func (b *Bot) SendPending(ctx context.Context) (Delivery, error) {
-	b.send.passMu.Lock()
-	b.send.downUntil = time.Time{}
-	b.send.passMu.Unlock()
-	return b.send.pass(ctx)
+	return b.send.pass(ctx, true)
 }

@@ -46,7 +46,7 @@ func (c *composer) newMessageID(r *outboxRow, code problems.Code) (string, error
 	if code != "" {
 		tag = string(code)
 	}
-	return fmt.Sprintf("agentkit.%s.%d.%s@%s", tag, r.id, hex.EncodeToString(nonce[:]), domainPart(c.cfg.BotAddress)), nil
+	return fmt.Sprintf("agentkit.%s.%d.%s@%s", tag, r.id, hex.EncodeToString(nonce[:]), messageIDDomain(c.cfg)), nil
 }
 
 // compose renders a row; a first attempt also fixes its Message-ID and Date.

@@ -38,28 +38,29 @@ func isCapped(k problems.OutboxKind) bool {
 
 // outboxRow is one owed message as the sender reads it.
 type outboxRow struct {
-	id         int64
-	kind       problems.OutboxKind
-	problemID  int64
-	decisionID int64
-	payload    string
-	messageID  string
-	msgDate    time.Time
-	attempts   int
-	createdAt  time.Time
+	id          int64
+	kind        problems.OutboxKind
+	problemID   int64
+	decisionID  int64
+	payload     string
+	messageID   string
+	msgDate     time.Time
+	attempts    int
+	nextAttempt time.Time
+	createdAt   time.Time
 }
 
-const outboxColumns = `id, kind, coalesce(problem_id, 0), coalesce(decision_id, 0), payload, message_id, msg_date, attempts, created_at`
+const outboxColumns = `id, kind, coalesce(problem_id, 0), coalesce(decision_id, 0), payload, message_id, msg_date, attempts, next_attempt_at, created_at`
 
 func scanOutbox(row interface{ Scan(...any) error }) (outboxRow, error) {
 	var r outboxRow
-	var date, created string
-	err := row.Scan(&r.id, &r.kind, &r.problemID, &r.decisionID, &r.payload, &r.messageID, &date, &r.attempts, &created)
-	r.msgDate, r.createdAt = state.ParseTime(date), state.ParseTime(created)
+	var date, next, created string
+	err := row.Scan(&r.id, &r.kind, &r.problemID, &r.decisionID, &r.payload, &r.messageID, &date, &r.attempts, &next, &created)
+	r.msgDate, r.nextAttempt, r.createdAt = state.ParseTime(date), state.ParseTime(next), state.ParseTime(created)
 	return r, err
 }
 
-// dueRows returns the pending rows whose next attempt is due at now, oldest
+// dueRows returns the pending rows whose next attempt is due by now, oldest
 // first, and the earliest later attempt time (zero when none waits).
 func dueRows(ctx context.Context, db *state.DB, now time.Time) ([]outboxRow, time.Time, error) {
 	rows, err := db.QueryContext(ctx, "SELECT "+outboxColumns+" FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY id", dbTime(now))

@@ -36,7 +36,7 @@ var secretShapes = []*regexp.Regexp{
 // "Authorization: Bearer abc", "api_key: '...'".
 var (
 	authHeader   = regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic|token)\s+)\S+`)
-	assignment   = regexp.MustCompile(`(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*)(\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;]+)`)
+	assignment   = regexp.MustCompile(`(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*)(["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;]+)`)
 	urlUserinfo  = regexp.MustCompile(`(://)[^/\s:@]+:[^/\s@]+@`)
 	longOpaque   = regexp.MustCompile(`[A-Za-z0-9+/_=-]{40,}`)
 	hexOnly      = regexp.MustCompile(`^[0-9a-fA-F]+$`)

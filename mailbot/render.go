@@ -34,19 +34,21 @@ type envelope struct {
 
 // buildMessage writes a plain-text UTF-8 message with the bot's headers.
 func buildMessage(env envelope, body string) ([]byte, error) {
+	// go-message puts each new field on top, so they are set bottom-up to
+	// read From, To, Subject, Date first.
 	var h mail.Header
-	h.SetAddressList("From", []*mail.Address{{Name: "agentkit", Address: env.From}})
-	h.SetAddressList("To", []*mail.Address{{Address: env.To}})
-	h.SetSubject(env.Subject)
-	h.SetDate(env.Date)
-	h.SetMessageID(env.MessageID)
-	h.SetMsgIDList("In-Reply-To", env.InReplyTo)
-	h.SetMsgIDList("References", env.References)
+	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
 	// RFC 3834: an automatic message, which well-behaved responders leave
 	// alone; Exchange reads its own header for the same.
-	h.Set("Auto-Submitted", "auto-generated")
 	h.Set("X-Auto-Response-Suppress", "All")
-	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+	h.Set("Auto-Submitted", "auto-generated")
+	h.SetMsgIDList("References", env.References)
+	h.SetMsgIDList("In-Reply-To", env.InReplyTo)
+	h.SetMessageID(env.MessageID)
+	h.SetDate(env.Date)
+	h.SetSubject(env.Subject)
+	h.SetAddressList("To", []*mail.Address{{Address: env.To}})
+	h.SetAddressList("From", []*mail.Address{{Name: "agentkit", Address: env.From}})
 	var buf bytes.Buffer
 	w, err := mail.CreateSingleInlineWriter(&buf, h)
 	if err != nil {

@@ -122,7 +122,8 @@ func spaceBefore(s string) string {
 // helpText lists what the bot understands.
 func helpText(owners []string, perHour int) string {
 	var b strings.Builder
-	b.WriteString("To answer a problem, reply to its email with one of the words it lists (retry, accept, skip, dismiss, hint <words>, plan <words>); the problem's six-letter code comes from the thread, or write it: \"BCDFGH retry\".\n\n")
+	b.WriteString(wrapText("To answer a problem, reply to its email with one of the words it lists (retry, accept, skip, dismiss, hint <words>, plan <words>); the problem's six-letter code comes from the thread, or write it: \"BCDFGH retry\".", wrapWidth))
+	b.WriteString("\n\n")
 	b.WriteString("Without a code:\n")
 	b.WriteString("  status          what is open and what is paused\n")
 	b.WriteString("  pause [repo]    start no new tasks (all repositories, or one)\n")

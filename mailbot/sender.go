@@ -77,7 +77,7 @@ func (s *sender) signal() {
 // run delivers whenever rows are due or a signal arrives, until ctx ends.
 func (s *sender) run(ctx context.Context) {
 	for {
-		d, err := s.pass(ctx)
+		d, err := s.pass(ctx, false)
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("delivering the outbox", slog.Any("error", err))
 		}
@@ -102,12 +102,20 @@ func (s *sender) run(ctx context.Context) {
 
 // pass sends every due row once. An error means the store could not be
 // used; server trouble is recorded on the rows and in Delivery.Err.
-func (s *sender) pass(ctx context.Context) (Delivery, error) {
+//
+// A forced pass (the owner asked) tries every waiting row now, whatever its
+// backoff; the answer cap still holds.
+func (s *sender) pass(ctx context.Context, force bool) (Delivery, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
 	var d Delivery
 	now := s.now()
-	due, next, err := dueRows(ctx, s.db, now)
+	until := now
+	if force {
+		s.downUntil = time.Time{}
+		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	due, next, err := dueRows(ctx, s.db, until)
 	if err != nil {
 		return d, err
 	}
@@ -140,6 +148,10 @@ func (s *sender) pass(ctx context.Context) (Delivery, error) {
 			return d, ctx.Err()
 		}
 		if isCapped(r.kind) && capped >= s.cfg.AnswersPerHour {
+			if force && r.nextAttempt.After(now) {
+				later(r.nextAttempt)
+				continue // already held by the cap: leave its slot as it is
+			}
 			// The next slot frees when the oldest counted answer leaves the hour.
 			free := firstCapped.Add(time.Hour)
 			words := fmt.Sprintf("waiting: %d automatic answers were sent in the last hour (answers_per_hour is %d)", capped, s.cfg.AnswersPerHour)

@@ -202,3 +202,16 @@ func TestDecideEveryVerdictListsAllChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideWithoutStore(t *testing.T) {
+	// agentkit phone check FILE: no store, no INTERNALDATE.
+	v, err := Decide(genuineReply(t, "retry\n\n"+quotedProblem), time.Time{}, testConfig(), Deps{
+		Now: func() time.Time { return testNow }, LookupTXT: newFakeDNS().LookupTXT,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Outcome != OutcomeAct || v.Command.Code != code1 || v.Command.CodeFrom != CodeFromSubject {
+		t.Fatalf("%s %+v (%s)", v.Outcome, v.Command, v.Reason)
+	}
+}

@@ -2,6 +2,8 @@ package mailbot
 
 import (
 	"regexp"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,15 +15,26 @@ type wroteMarker struct {
 	start *regexp.Regexp   // at the line start
 	stops []*regexp.Regexp // tried in order at each position; the first match decides
 	end   *regexp.Regexp   // the ending word and the rest of its line
+	// The lower-case first letters of the stop and end words: the regular
+	// expressions run only where one of them stands.
+	stopFirst, endFirst map[rune]bool
 }
 
 func newWroteMarker(start string, stops []string, end string) wroteMarker {
 	m := wroteMarker{
-		start: regexp.MustCompile(`(?i)\A[` + blank + `<>-]*` + start + ` `),
-		end:   regexp.MustCompile(`(?im)\A(?:` + end + `)[` + blank + `.:>-]*$`),
+		start:     regexp.MustCompile(`(?i)\A[` + blank + `<>-]*` + start + ` `),
+		end:       regexp.MustCompile(`(?im)\A(?:` + end + `)[` + blank + `.:>-]*$`),
+		stopFirst: map[rune]bool{},
+		endFirst:  map[rune]bool{},
 	}
 	for _, s := range stops {
 		m.stops = append(m.stops, regexp.MustCompile(`(?i)\A(?:`+s+`)`))
+		r, _ := utf8.DecodeRuneInString(s)
+		m.stopFirst[unicode.ToLower(r)] = true
+	}
+	for _, e := range strings.Split(end, "|") {
+		r, _ := utf8.DecodeRuneInString(e)
+		m.endFirst[unicode.ToLower(r)] = true
 	}
 	return m
 }
@@ -41,20 +54,38 @@ var wroteMarkers = []wroteMarker{
 	newWroteMarker(`El`, []string{`El`, `escribió`}, `escribió`),
 }
 
+// wroteStarts are the first words of the markers, lower-case.
+var wroteStarts = map[string]bool{"在": true, "op": true, "in": true, "on": true, "at": true, "le": true,
+	"am": true, "il": true, "dnia": true, "dňa": true, "em": true, "el": true}
+
+// startsWroteMarker reports whether line starts (after blanks and <>-)
+// with the first word of a marker.
+func startsWroteMarker(line string) bool {
+	i := 0
+	for i < len(line) {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		if r != '<' && r != '>' && r != '-' && !isBlankRune(r) {
+			break
+		}
+		i += size
+	}
+	j := i
+	for j < len(line) {
+		r, size := utf8.DecodeRuneInString(line[j:])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		j += size
+		if r == '在' {
+			break
+		}
+	}
+	return j > i && wroteStarts[strings.ToLower(line[i:j])]
+}
+
 // matchOnDateWrote reports whether a marker starts at text[pos] (a line
 // start) and where it ends (the end of its last line).
 func matchOnDateWrote(text string, pos int) (int, bool) {
-	// Every marker starts with a letter after optional blanks and <>-.
-	for i := pos; i < len(text); i++ {
-		c := text[i]
-		if c == ' ' || c == '\t' || c == '<' || c == '>' || c == '-' {
-			continue
-		}
-		if c < 0x80 && !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
-			return 0, false
-		}
-		break
-	}
 	for _, m := range wroteMarkers {
 		if end, ok := m.match(text, pos); ok {
 			return end, true
@@ -70,11 +101,16 @@ func (m wroteMarker) match(text string, pos int) (int, bool) {
 	}
 	p := pos + loc[1]
 	for p < len(text) {
-		if m.stopsAt(text, p) {
+		r, size := utf8.DecodeRuneInString(text[p:])
+		if m.stopFirst[unicode.ToLower(r)] && m.stopsAt(text, p) {
 			return 0, false
 		}
-		_, size := utf8.DecodeRuneInString(text[p:])
 		p += size
+		if p < len(text) {
+			if next, _ := utf8.DecodeRuneInString(text[p:]); !m.endFirst[unicode.ToLower(next)] {
+				continue
+			}
+		}
 		if e := m.end.FindStringIndex(text[p:]); e != nil {
 			return p + e[1], true
 		}
@@ -87,14 +123,13 @@ func (m wroteMarker) match(text string, pos int) (int, bool) {
 // boundary after it (ASCII word characters, as in Ruby's \b).
 func (m wroteMarker) stopsAt(text string, p int) bool {
 	before := p > 0 && isWordByte(text[p-1])
+	if before == isWordByte(text[p]) {
+		return false // no word boundary before p
+	}
 	for _, s := range m.stops {
 		loc := s.FindStringIndex(text[p:])
 		if loc == nil {
 			continue
-		}
-		first := isWordByte(text[p])
-		if before == first {
-			return false // no boundary before
 		}
 		q := p + loc[1]
 		last := isWordByte(text[q-1])
