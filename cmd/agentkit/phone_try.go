@@ -125,7 +125,7 @@ func phoneTestRun(ctx context.Context, opts *phoneTestOptions) error {
 		opts.sent(m)
 	}
 	if !opts.Wait {
-		fmt.Fprintln(progress, "Run agentkit phone test --wait to see the checks on your reply here. The running service answers a reply it accepts (saying the code is only a test); no answer means it was refused, and agentkit phone log says why.")
+		fmt.Fprintln(progress, "Run agentkit phone test --wait to see the checks on your reply here. Otherwise the running service reads your reply: a reply that passes its checks gets an answer (that no problem has this code); no answer means it was refused, and agentkit phone log says why.")
 		return nil
 	}
 

@@ -1,6 +1,7 @@
 package phonesetup
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -112,4 +113,34 @@ func TestAdvise(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAdvise runs the verdict and the advice on arbitrary messages: no
+// panic, and "obeyed" only for an authenticated verdict.
+func FuzzAdvise(f *testing.F) {
+	f.Add(string(testReply("me@home.test", "Authentication-Results: mx.corp.test; dkim=pass header.d=home.test", "Received: from a (a [1.2.3.4]) by mx.corp.test; Mon, 1 Jan 2026 00:00:00 +0000")))
+	f.Add(string(testReply("Jane <me@home.test>", "Authentication-Results: ; dkim=pass")))
+	f.Add("From: me@home.test\r\n\r\nretry\r\n")
+	f.Add("Received: by\r\nAuthentication-Results: x;\r\n\r\n")
+	f.Fuzz(func(t *testing.T, raw string) {
+		c := mailbot.DefaultConfig()
+		c.BotAddress, c.OwnerAddresses = "bot@corp.test", []string{"me@home.test"}
+		c.IMAP.Host, c.SMTP.Host = "imap.corp.test", "smtp.corp.test"
+		c.TrustedAuthservIDs = []string{"mx.corp.test"}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		noDNS := func(string) ([]string, error) { return nil, errors.New("no DNS in the fuzz test") }
+		v, err := mailbot.Decide([]byte(raw), time.Time{}, &c, mailbot.Deps{LookupTXT: noDNS, Facts: testFacts{}})
+		if err != nil {
+			return
+		}
+		a := Advise([]byte(raw), &c, v)
+		if a.Obeyed && v.Auth == nil {
+			t.Fatalf("obeyed without authentication: %+v", v)
+		}
+		if len(a.Lines) == 0 {
+			t.Fatalf("no advice for %+v", v)
+		}
+	})
 }
