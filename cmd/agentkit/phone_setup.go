@@ -185,32 +185,25 @@ func phoneSetupRun(ctx context.Context, opts *phoneSetupOptions) error {
 	return nil
 }
 
-// pwSource says where the password in hand came from.
-type pwSource int
-
-const (
-	pwNew    pwSource = iota // typed, or read from stdin
-	pwStored                 // already kept where agentkit looks
-)
-
 // password gets the password: from stdin (--password-stdin), the store it
-// is already in (asking whether to keep it), or the terminal.
-func (opts *phoneSetupOptions) password(p *linePrompter, chain secrets.Chain, prov phonesetup.Provider) (secrets.Password, pwSource, error) {
+// is already in (asking whether to keep it), or the terminal. It returns
+// the store it came from, nil for a new one.
+func (opts *phoneSetupOptions) password(p *linePrompter, chain secrets.Chain, prov phonesetup.Provider) (secrets.Password, secrets.Store, error) {
 	if opts.PasswordStdin {
 		b, err := io.ReadAll(io.LimitReader(opts.ios.In, 4096))
 		if err != nil {
-			return secrets.Password{}, 0, fmt.Errorf("reading the password from standard input: %w", err)
+			return secrets.Password{}, nil, fmt.Errorf("reading the password from standard input: %w", err)
 		}
 		pw := secrets.NewPassword(strings.TrimRight(string(b), "\r\n"))
 		clear(b)
 		if pw.IsZero() {
-			return pw, 0, errors.New("--password-stdin: standard input held no password; pipe it in, like: printf '%s' \"$PASSWORD\" | agentkit phone setup --password-stdin ...")
+			return pw, nil, errors.New("--password-stdin: standard input held no password; pipe it in, like: printf '%s' \"$PASSWORD\" | agentkit phone setup --password-stdin ...")
 		}
-		return pw, pwNew, nil
+		return pw, nil, nil
 	}
 	old, store, err := chain.Find(secrets.Phone)
 	if err != nil && !errors.Is(err, secrets.ErrNotFound) {
-		return secrets.Password{}, 0, err // a phone.env others can read, an unreadable credential
+		return secrets.Password{}, nil, err // a phone.env others can read, an unreadable credential
 	}
 	if err == nil {
 		keep := "yes"
@@ -218,15 +211,15 @@ func (opts *phoneSetupOptions) password(p *linePrompter, chain secrets.Chain, pr
 			var aerr error
 			keep, aerr = p.Ask(phonesetup.Question{Flag: "password-stdin", Text: "A password is already set " + secrets.Where(store) + "; keep it (yes/no)", Default: "yes"})
 			if aerr != nil {
-				return secrets.Password{}, 0, aerr
+				return secrets.Password{}, nil, aerr
 			}
 		}
 		if !strings.HasPrefix(strings.ToLower(keep), "n") {
-			return old, pwStored, nil
+			return old, store, nil
 		}
 	}
 	if !p.Interactive() {
-		return secrets.Password{}, 0, errors.New("no password: give it on standard input with --password-stdin, or set " + secrets.EnvPhonePassword)
+		return secrets.Password{}, nil, errors.New("no password: give it on standard input with --password-stdin, or set " + secrets.EnvPhonePassword)
 	}
 	text := "The bot's password"
 	if prov.AppPasswords != "" {
@@ -235,28 +228,32 @@ func (opts *phoneSetupOptions) password(p *linePrompter, chain secrets.Chain, pr
 	for range 3 {
 		pw, err := p.Secret(phonesetup.Question{Flag: "password-stdin", Text: text})
 		if err != nil {
-			return pw, 0, err
+			return pw, nil, err
 		}
 		if !pw.IsZero() {
-			return pw, pwNew, nil
+			return pw, nil, nil
 		}
 		p.Say("The password is empty; type it again.")
 	}
-	return secrets.Password{}, 0, errors.New("no password was typed")
+	return secrets.Password{}, nil, errors.New("no password was typed")
 }
 
-// keepPassword puts a new password where agentkit will find it: the Windows
-// Credential Manager, or (when asked) phone.env; otherwise it explains how
-// to provide it. It returns how to undo what it stored and where it is.
-func (opts *phoneSetupOptions) keepPassword(p *linePrompter, pw secrets.Password, src pwSource, home string) (undo func() error, where string, err error) {
+// keepPassword puts the password where agentkit and its service will find
+// it: the Windows Credential Manager, or (when asked) phone.env; otherwise
+// it explains how to provide it. from is where it already is (nil: typed or
+// piped in). It returns how to undo what it stored, and where it is kept.
+func (opts *phoneSetupOptions) keepPassword(p *linePrompter, pw secrets.Password, from secrets.Store, home string) (undo func() error, where string, err error) {
 	noop := func() error { return nil }
-	if src == pwStored {
-		return noop, "", nil
-	}
 	var w secrets.Writer
 	if opts.deps.Keeper != nil {
+		if from == secrets.Store(opts.deps.Keeper) {
+			return noop, "", nil
+		}
 		w = opts.deps.Keeper
 	} else {
+		if _, inFile := from.(*secrets.EnvFile); inFile {
+			return noop, "", nil
+		}
 		envFile := &secrets.EnvFile{Path: secrets.EnvFilePath(home)}
 		write := opts.WriteEnv
 		if !opts.given["write-env"] && p.Interactive() {
@@ -267,7 +264,11 @@ func (opts *phoneSetupOptions) keepPassword(p *linePrompter, pw secrets.Password
 			write = !strings.HasPrefix(strings.ToLower(a), "n")
 		}
 		if !write {
-			p.Say(envHowTo(envFile.Path))
+			if from == nil {
+				p.Say(envHowTo(envFile.Path))
+			} else {
+				p.Say("The password comes from " + secrets.EnvPhonePassword + " in this shell; the background service needs it too: put it in " + envFile.Path + " (agentkit phone setup --write-env does), or in the service's own environment.")
+			}
 			return noop, "", nil
 		}
 		w = envFile

@@ -368,3 +368,37 @@ func TestPhoneSetupRefusesExposedEnvFile(t *testing.T) {
 
 // unwrap joins the lines a terminal-width wrap broke.
 func unwrap(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestPhoneSetupPasswordFromEnvironment: a password already in
+// AGENTKIT_PHONE_PASSWORD is used without asking, and kept where the
+// service finds it: the Credential Manager, or phone.env when asked.
+func TestPhoneSetupPasswordFromEnvironment(t *testing.T) {
+	w := newPhoneWorld(t)
+	w.env["AGENTKIT_PHONE_PASSWORD"] = testPassword
+	args := append([]string{"--bot-address", testBot, "--owner", "me@home.test", "--no-input"}, w.serverFlags()...)
+
+	if err := w.setup(w.deps(nil), "", args...); err != nil {
+		t.Fatalf("%v\n%s", err, w.out.String())
+	}
+	if out := unwrap(w.out.String()); !strings.Contains(out, "The password comes from AGENTKIT_PHONE_PASSWORD in this shell; the background service needs it too") {
+		t.Errorf("output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(w.home, "phone.env")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("phone.env written without --write-env")
+	}
+
+	if err := w.setup(w.deps(nil), "", append(args, "--write-env")...); err != nil {
+		t.Fatalf("%v\n%s", err, w.out.String())
+	}
+	if p, err := (&secrets.EnvFile{Path: filepath.Join(w.home, "phone.env")}).Get(secrets.Phone); err != nil || p.Reveal() != testPassword {
+		t.Errorf("phone.env: %v", err)
+	}
+
+	vault := memVault{}
+	if err := w.setup(w.deps(&secrets.CredentialManager{Vault: vault}), "", args...); err != nil {
+		t.Fatalf("%v\n%s", err, w.out.String())
+	}
+	if p, err := (&secrets.CredentialManager{Vault: vault}).Get(secrets.Phone); err != nil || p.Reveal() != testPassword {
+		t.Errorf("credential manager: %v", err)
+	}
+}
