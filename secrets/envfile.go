@@ -34,11 +34,11 @@ var _ Writer = (*EnvFile)(nil)
 func (e *EnvFile) Get(name string) (Password, error) {
 	key, ok := envNames[name]
 	if !ok {
-		return Password{}, fmt.Errorf("secret %q is not one agentkit keeps: %w", name, ErrNotFound)
+		return Password{}, notFound("secret %q is not one agentkit keeps", name)
 	}
 	data, err := e.read()
 	if errors.Is(err, fs.ErrNotExist) {
-		return Password{}, fmt.Errorf("%s does not exist: %w", e.Path, ErrNotFound)
+		return Password{}, notFound("%s does not exist", e.Path)
 	}
 	if err != nil {
 		return Password{}, err
@@ -51,12 +51,12 @@ func (e *EnvFile) Get(name string) (Password, error) {
 	for i := len(lines) - 1; i >= 0; i-- { // the last assignment wins, as in a shell
 		if lines[i].key == key {
 			if lines[i].value == "" {
-				return Password{}, fmt.Errorf("%s sets %s to nothing: %w", e.Path, key, ErrNotFound)
+				return Password{}, notFound("%s sets %s to nothing", e.Path, key)
 			}
 			return NewPassword(lines[i].value), nil
 		}
 	}
-	return Password{}, fmt.Errorf("%s does not set %s: %w", e.Path, key, ErrNotFound)
+	return Password{}, notFound("%s does not set %s", e.Path, key)
 }
 
 // Set writes the secret into the file with mode 0600, through a temporary
@@ -196,7 +196,7 @@ func CheckEnvFileMode(path string, mode fs.FileMode) error {
 		return fmt.Errorf("%s is not a regular file; remove it and run agentkit phone setup again", path)
 	}
 	if runtime.GOOS != "windows" && mode.Perm()&0o077 != 0 {
-		return fmt.Errorf("%s can be read or changed by other users (mode %04o), so agentkit will not use it; run: chmod 600 %s: %w", path, mode.Perm(), path, ErrExposed)
+		return &sentinelError{msg: fmt.Sprintf("%s can be read or changed by other users (mode %04o), so agentkit will not use it; run: chmod 600 %s", path, mode.Perm(), path), sentinel: ErrExposed}
 	}
 	return nil
 }

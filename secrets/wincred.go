@@ -43,7 +43,7 @@ func (m *CredentialManager) Get(name string) (Password, error) {
 	target := CredentialTarget(name)
 	blob, err := m.Vault.ReadGeneric(target)
 	if errors.Is(err, ErrNotFound) {
-		return Password{}, fmt.Errorf("the Windows Credential Manager holds no %s; run agentkit phone setup: %w", target, ErrNotFound)
+		return Password{}, notFound("the Windows Credential Manager holds no %s; run agentkit phone setup", target)
 	}
 	if err != nil {
 		return Password{}, fmt.Errorf("reading %s from the Windows Credential Manager: %w", target, err)
@@ -54,7 +54,7 @@ func (m *CredentialManager) Get(name string) (Password, error) {
 		return Password{}, fmt.Errorf("the Windows Credential Manager's %s %v; remove it there and run agentkit phone setup again", target, err)
 	}
 	if s == "" {
-		return Password{}, fmt.Errorf("the Windows Credential Manager's %s is empty; run agentkit phone setup: %w", target, ErrNotFound)
+		return Password{}, notFound("the Windows Credential Manager's %s is empty; run agentkit phone setup", target)
 	}
 	return NewPassword(s), nil
 }

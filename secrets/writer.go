@@ -45,9 +45,23 @@ func (c Chain) Find(name string) (Password, Store, error) {
 		hints = append(hints, strings.TrimSuffix(err.Error(), ": "+ErrNotFound.Error()))
 	}
 	if len(hints) == 0 {
-		return Password{}, nil, fmt.Errorf("no secret store is configured: %w", ErrNotFound)
+		return Password{}, nil, notFound("no secret store is configured")
 	}
-	return Password{}, nil, fmt.Errorf("%s: %w", strings.Join(hints, "; "), ErrNotFound)
+	return Password{}, nil, notFound("%s", strings.Join(hints, "; "))
+}
+
+// sentinelError reads as its message alone but matches a sentinel with
+// errors.Is, so a person never sees "secrets: not found" tacked on.
+type sentinelError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *sentinelError) Error() string        { return e.msg }
+func (e *sentinelError) Is(target error) bool { return target == e.sentinel }
+
+func notFound(format string, args ...any) error {
+	return &sentinelError{msg: fmt.Sprintf(format, args...), sentinel: ErrNotFound}
 }
 
 // Where says in words where a store keeps its secrets, for agentkit phone

@@ -357,7 +357,7 @@ func TestPhoneSetupRefusesExposedEnvFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "chmod 600 "+env) || strings.Contains(err.Error(), testPassword) {
 		t.Fatalf("err = %v", err)
 	}
-	if st := w.status(w.deps(nil)); !strings.Contains(st, "password  refused: ") && !strings.Contains(st, "refused: "+env+" can be read or changed by other users") {
+	if st := w.status(w.deps(nil)); !strings.Contains(st, "password  cannot be used: "+env+" can be read or changed by other users (mode 0644)") {
 		t.Errorf("status:\n%s", st)
 	}
 	os.Chmod(env, 0o600)

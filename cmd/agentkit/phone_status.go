@@ -92,7 +92,7 @@ func passwordState(chain secrets.Chain) string {
 	case err == nil:
 		return "set, " + secrets.Where(store)
 	case store != nil: // found but refused, like a phone.env others can read
-		return "refused: " + err.Error()
+		return "cannot be used: " + err.Error()
 	}
 	return "missing: run agentkit phone setup, or set " + secrets.EnvPhonePassword
 }
@@ -129,7 +129,7 @@ func writePhoneStatus(ios *ioStreams, st phoneStatus) error {
 		tw.Flush()
 	}
 	if !st.Configured {
-		fmt.Fprintf(w, "  password\t%s\n", st.Password)
+		fmt.Fprintf(w, "  password  %s\n", st.Password)
 	}
 
 	o := st.Outbox
