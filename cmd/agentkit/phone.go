@@ -72,11 +72,7 @@ func passwordChain(ios *ioStreams, deps phoneDeps, home string) secrets.Chain {
 
 // loadPhoneConfig reads phone.yaml, saying how to create it when missing.
 func loadPhoneConfig(home string) (mailbot.Config, error) {
-	c, err := mailbot.LoadConfig(mailbot.ConfigPath(home))
-	if err != nil {
-		return c, err
-	}
-	return c, nil
+	return mailbot.LoadConfig(mailbot.ConfigPath(home))
 }
 
 // phoneConfigured reports whether phone.yaml exists.
