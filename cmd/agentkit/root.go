@@ -50,6 +50,7 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdVersion(ios),
 		newCmdService(ios),
 		newCmdRuntimes(ios, nil),
+		newCmdPhone(ios),
 	)
 	return root
 }

@@ -34,8 +34,6 @@ the mailbot. One runs per user; its pid, lock and log live in $AGENTKIT_HOME.`,
 	return cmd
 }
 
-func (ios *ioStreams) home() (string, error) { return state.Home(ios.getenv) }
-
 func newCmdServiceRun(ios *ioStreams) *cobra.Command {
 	var grace time.Duration
 	cmd := &cobra.Command{
