@@ -19,10 +19,10 @@ import (
 // newVerdictDecider wires the decision (Decide: verification, trimming, the
 // command grammar) to the transport, with the store as its Facts.
 func newVerdictDecider(o Options, p *processor) inboundDecider {
-	facts := &storeFacts{db: o.DB, domain: messageIDDomain(p.cfg)}
+	domain := messageIDDomain(p.cfg)
 	lookup := o.LookupTXT
 	return inboundDeciderFunc(func(ctx context.Context, raw []byte, internalDate time.Time) (judgement, error) {
-		facts.ctx = ctx
+		facts := &storeFacts{db: o.DB, domain: domain, ctx: ctx}
 		v, err := Decide(raw, internalDate, p.cfg, Deps{Now: o.Now, LookupTXT: lookup, Facts: facts})
 		if err != nil {
 			return judgement{}, err
@@ -116,7 +116,7 @@ func messageIDDomain(cfg *Config) string { return "agentkit." + domainPart(cfg.B
 type storeFacts struct {
 	db     *state.DB
 	domain string
-	// ctx is the context of the message being decided (one at a time).
+	// ctx is the context of the message being decided.
 	ctx context.Context
 }
 

@@ -371,3 +371,25 @@ func TestAnswersCappedPerHourProblemEmailsStillGo(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayInTheSameBatchActsOnce(t *testing.T) {
+	h := newHarness(t, harnessOptions{phoneOff: true})
+	code := h.newProblem("gate failed")
+	// Both copies wait in the mailbox before the bot starts, so they are
+	// decided in one batch and stored in one transaction.
+	raw := h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code) + " demo: gate failed", body: "retry"})
+	h.imap.appendRaw(t, raw)
+	h.imap.appendRaw(t, raw)
+	h.start()
+	eventually(t, "both copies judged", func() bool { return h.count("SELECT count(*) FROM inbound") == 2 })
+	if n := h.count("SELECT count(*) FROM decisions"); n != 1 {
+		t.Fatalf("%d decisions from one reply delivered twice", n)
+	}
+	if n := h.count("SELECT count(*) FROM inbound WHERE outcome = 'refused' AND reason LIKE 'replayed%'"); n != 1 {
+		log, _ := mailbot.RecentVerdicts(context.Background(), h.db, 5)
+		t.Fatalf("the second copy was not refused as a replay: %+v", log)
+	}
+	if n := h.count("SELECT count(*) FROM outbox WHERE kind = 'answer'"); n != 0 {
+		t.Fatalf("a replay owed %d answers", n)
+	}
+}

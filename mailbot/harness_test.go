@@ -2,6 +2,7 @@ package mailbot_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -112,6 +113,8 @@ type harness struct {
 	hook func(uid uint32)
 	// idleRestart overrides the IDLE restart interval when set.
 	idleRestart time.Duration
+	// storeWatch overrides the store polling interval (default 10ms here).
+	storeWatch time.Duration
 }
 
 type harnessOptions struct {
@@ -185,7 +188,7 @@ func (h *harness) newBot() *mailbot.Bot {
 		// Reconnects are immediate in tests; waits are on conditions.
 		ReconnectDelay: func(int) time.Duration { return 5 * time.Millisecond },
 		CommandTimeout: 10 * time.Second,
-		StoreWatch:     10 * time.Millisecond,
+		StoreWatch:     cmp.Or(h.storeWatch, 10*time.Millisecond),
 		IdleRestart:    h.idleRestart,
 	})
 	if err != nil {

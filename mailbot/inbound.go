@@ -71,16 +71,24 @@ func saveMailboxDown(ctx context.Context, db *state.DB, k mailboxKey, cause stri
 	return nil
 }
 
-// inboundKnown reports whether a message (by its place in the mailbox) was
-// already decided: after a crash between storing and marking, it is only marked.
-func inboundKnown(ctx context.Context, db *state.DB, k mailboxKey, uidValidity, uid uint32) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE account = ? AND mailbox = ? AND uid_validity = ? AND uid = ?",
-		k.account, k.mailbox, uidValidity, uid).Scan(&n)
+// inboundKnownUIDs returns which UIDs in [from, to] were already decided:
+// after a crash between storing and marking, those are only marked.
+func inboundKnownUIDs(ctx context.Context, db *state.DB, k mailboxKey, uidValidity, from, to uint32) (map[uint32]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT uid FROM inbound WHERE account = ? AND mailbox = ? AND uid_validity = ? AND uid BETWEEN ? AND ?",
+		k.account, k.mailbox, uidValidity, from, to)
 	if err != nil {
-		return false, fmt.Errorf("looking up an inbound message: %w", err)
+		return nil, fmt.Errorf("looking up inbound messages: %w", err)
 	}
-	return n > 0, nil
+	defer rows.Close()
+	known := map[uint32]bool{}
+	for rows.Next() {
+		var uid uint32
+		if err := rows.Scan(&uid); err != nil {
+			return nil, fmt.Errorf("looking up inbound messages: %w", err)
+		}
+		known[uid] = true
+	}
+	return known, rows.Err()
 }
 
 // inboundCopy reports whether the very same message (same Message-ID and
