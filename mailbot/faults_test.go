@@ -393,3 +393,51 @@ func TestReplayInTheSameBatchActsOnce(t *testing.T) {
 		t.Fatalf("a replay owed %d answers", n)
 	}
 }
+
+func TestProcessedMessagesMovedToFolder(t *testing.T) {
+	h := newHarness(t, harnessOptions{configure: func(c *mailbot.Config) { c.ProcessedFolder = "agentkit/done" }})
+	code := h.newProblem("gate failed")
+	h.start()
+	mid := h.problemMessageID(code)
+	h.imap.appendRaw(t, h.answerTo(t, code, mid, "retry"))
+	h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "forged", body: "retry", unsigned: true}))
+	eventually(t, "the decision", func() bool { return h.decision(code) != nil })
+	eventually(t, "INBOX emptied into the folder", func() bool {
+		st, err := h.imap.user.Status("agentkit/done", &imap.StatusOptions{NumMessages: true})
+		return err == nil && *st.NumMessages == 2 && len(h.imap.flags(t, h.pki)) == 0
+	})
+	if n := h.count("SELECT count(*) FROM inbound"); n != 2 {
+		t.Fatalf("%d phone-log rows", n)
+	}
+}
+
+func TestUndecidableMessageWaitsThenGivesUp(t *testing.T) {
+	h := newHarness(t, harnessOptions{phoneOff: true})
+	code1, code2 := h.newProblem("first"), h.newProblem("second")
+	h.dnsDown.Store(true)
+	h.start()
+	eventually(t, "IDLE running", func() bool { return h.imap.idleCount() >= 1 })
+	uid := h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code1) + " demo", body: "retry"}))
+	eventually(t, "the lookup failure logged", func() bool { return h.logs.count("cannot be decided now") >= 1 })
+	if h.count("SELECT count(*) FROM inbound") != 0 || hasFlag(h.imap.flags(t, h.pki)[uid], imap.FlagSeen) {
+		t.Fatal("an undecided message was stored or marked")
+	}
+	// DNS answers again: the next look decides it.
+	h.dnsDown.Store(false)
+	h.bot.Wake()
+	eventually(t, "the decision once DNS answers", func() bool { return h.decision(code1) != nil })
+
+	// A message that stays undecidable is given up after max_age.
+	h.dnsDown.Store(true)
+	uid2 := h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code2) + " demo", body: "retry"}))
+	eventually(t, "the second lookup failure logged", func() bool { return h.logs.count("cannot be decided now") >= 2 })
+	h.clock.Advance(h.cfg.MaxAge.D() + time.Hour)
+	h.bot.Wake()
+	eventually(t, "the message given up", func() bool {
+		return h.count("SELECT count(*) FROM inbound WHERE outcome = 'refused' AND reason LIKE 'gave up%'") == 1
+	})
+	eventually(t, "the given-up message marked", func() bool { return hasFlag(h.imap.flags(t, h.pki)[uid2], imap.FlagSeen) })
+	if h.decision(code2) != nil {
+		t.Fatal("an undecidable message acted")
+	}
+}

@@ -115,6 +115,16 @@ type harness struct {
 	idleRestart time.Duration
 	// storeWatch overrides the store polling interval (default 10ms here).
 	storeWatch time.Duration
+	// dnsDown makes every DKIM key lookup fail temporarily.
+	dnsDown atomic.Bool
+}
+
+// lookupTXT is fakeDNS, unless the test took DNS down.
+func (h *harness) lookupTXT(name string) ([]string, error) {
+	if h.dnsDown.Load() {
+		return nil, &net.DNSError{Err: "server misbehaving", Name: name, IsTemporary: true}
+	}
+	return fakeDNS(name)
 }
 
 type harnessOptions struct {
@@ -184,7 +194,7 @@ func (h *harness) newBot() *mailbot.Bot {
 		DB: h.db, Store: h.store, Config: h.cfg, Password: secrets.NewPassword(botPassword),
 		Logger:    slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:       h.clock.Now,
-		LookupTXT: fakeDNS,
+		LookupTXT: h.lookupTXT,
 		// Reconnects are immediate in tests; waits are on conditions.
 		ReconnectDelay: func(int) time.Duration { return 5 * time.Millisecond },
 		CommandTimeout: 10 * time.Second,

@@ -160,8 +160,13 @@ func (p *processor) handleBatch(ctx context.Context, msgs []inboundMessage) ([]h
 			break
 		}
 		if d.j.Temporary {
-			p.log.Info("a message cannot be decided now; trying again later", slog.Uint64("uid", uint64(d.m.uid)), slog.String("reason", d.j.Reason))
-			continue
+			if age := p.now().Sub(d.m.internalDate); age <= p.cfg.MaxAge.D() {
+				p.log.Info("a message cannot be decided now; trying again later", slog.Uint64("uid", uint64(d.m.uid)), slog.String("reason", d.j.Reason))
+				continue
+			}
+			// Undecidable for longer than any reply is obeyed: give up.
+			d.j.Temporary, d.j.Action = false, doRefuse
+			d.j.Reason = "gave up: it could not be decided for max_age (" + d.j.Reason + ")"
 		}
 		kept = append(kept, d)
 	}
