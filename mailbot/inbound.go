@@ -95,9 +95,9 @@ func inboundKnownUIDs(ctx context.Context, db *state.DB, k mailboxKey, uidValidi
 // bytes) was decided before under another UID: a rescan after a UIDVALIDITY
 // change. A different message reusing a Message-ID is not a copy; the
 // decision treats it as a replay.
-func inboundCopy(ctx context.Context, db *state.DB, messageID, sha string) (bool, error) {
+func inboundCopy(ctx context.Context, q runner, messageID, sha string) (bool, error) {
 	var n int
-	err := db.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE message_id = ? AND sha256 = ?", messageID, sha).Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE message_id = ? AND sha256 = ?", messageID, sha).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("looking up an inbound message: %w", err)
 	}
@@ -146,7 +146,7 @@ type inboundRow struct {
 	verdict      string
 }
 
-func insertInbound(ctx context.Context, tx *sql.Tx, r inboundRow, now time.Time) (int64, error) {
+func insertInbound(ctx context.Context, tx runner, r inboundRow, now time.Time) (int64, error) {
 	var decision any
 	if r.decisionID != 0 {
 		decision = r.decisionID
@@ -161,7 +161,7 @@ func insertInbound(ctx context.Context, tx *sql.Tx, r inboundRow, now time.Time)
 	return res.LastInsertId()
 }
 
-func insertProcessed(ctx context.Context, tx *sql.Tx, inboundID int64, messageID string, signatures []string, now time.Time) error {
+func insertProcessed(ctx context.Context, tx runner, inboundID int64, messageID string, signatures []string, now time.Time) error {
 	add := func(kind, v string) error {
 		_, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO processed (kind, value, inbound_id, at) VALUES (?, ?, ?, ?)", kind, v, inboundID, dbTime(now))
 		if err != nil {

@@ -34,6 +34,8 @@ type processor struct {
 	log    *slog.Logger
 	// owed is called after a commit that owes the owner an answer.
 	owed func()
+	// stmts keeps the inbound path's statements prepared.
+	stmts *stmtCache
 	// afterStore, when set, runs after each commit and before the message
 	// is marked on the server (a test stops the process there).
 	afterStore func(uid uint32)
@@ -117,7 +119,7 @@ func (p *processor) handleBatch(ctx context.Context, msgs []inboundMessage) ([]h
 		sum := sha256.Sum256(m.raw)
 		d := &decidedMessage{index: i, m: m, sha: hex.EncodeToString(sum[:])}
 		if id := quickMessageID(m.raw); id != "" {
-			copyOf, err := inboundCopy(ctx, p.db, id, d.sha)
+			copyOf, err := inboundCopy(ctx, p.stmts.onDB(), id, d.sha)
 			if err != nil {
 				failure = err
 				break
@@ -173,7 +175,8 @@ func (p *processor) handleBatch(ctx context.Context, msgs []inboundMessage) ([]h
 	todo = kept
 	if len(todo) > 0 {
 		now := p.now()
-		err := p.db.Tx(ctx, func(tx *sql.Tx) error {
+		err := p.db.Tx(ctx, func(sqltx *sql.Tx) error {
+			tx := p.stmts.in(sqltx)
 			batch := map[string]bool{}
 			for _, d := range todo {
 				var err error
@@ -206,7 +209,7 @@ func (p *processor) handleBatch(ctx context.Context, msgs []inboundMessage) ([]h
 
 // storeOversizeTx records a message over max_message_bytes as refused, from
 // its envelope alone.
-func (p *processor) storeOversizeTx(ctx context.Context, tx *sql.Tx, m inboundMessage, now time.Time) (storedOutcome, error) {
+func (p *processor) storeOversizeTx(ctx context.Context, tx preparedTx, m inboundMessage, now time.Time) (storedOutcome, error) {
 	row := inboundRow{key: m.key, uidValidity: m.uidValidity, uid: m.uid, size: m.size, internalDate: m.internalDate, outcome: string(doRefuse),
 		reason: fmt.Sprintf("too large: %d bytes, over max_message_bytes (%d); not downloaded", m.size, p.cfg.MaxMessageBytes)}
 	if e := m.envelope; e != nil {
@@ -238,7 +241,7 @@ func (p *processor) logStored(d *decidedMessage) {
 // remembered as processed, the decision or pause, and any answer owed.
 // batch holds the Message-IDs and signatures stored earlier in the same
 // transaction, which the decision (reading committed state) cannot see.
-func (p *processor) applyTx(ctx context.Context, tx *sql.Tx, m inboundMessage, sha string, j judgement, now time.Time, batch map[string]bool) (storedOutcome, error) {
+func (p *processor) applyTx(ctx context.Context, tx preparedTx, m inboundMessage, sha string, j judgement, now time.Time, batch map[string]bool) (storedOutcome, error) {
 	var res storedOutcome
 	if !j.Authenticated && j.Action != doIgnore && j.Action != doRefuse {
 		j.Action, j.Reason = doRefuse, "not authenticated: "+j.Reason
@@ -301,7 +304,7 @@ func (p *processor) applyTx(ctx context.Context, tx *sql.Tx, m inboundMessage, s
 		}
 	}
 	if res.owe {
-		if err := p.store.EnqueueTx(ctx, tx, problems.OutboxAnswer, problemID, 0, ans.encode()); err != nil {
+		if err := p.store.EnqueueTx(ctx, tx.tx, problems.OutboxAnswer, problemID, 0, ans.encode()); err != nil {
 			return res, err
 		}
 	}
@@ -311,7 +314,7 @@ func (p *processor) applyTx(ctx context.Context, tx *sql.Tx, m inboundMessage, s
 
 // control runs a command without a code inside the transaction and returns
 // the answer it owes ("" when it turned into a refusal, set on j).
-func (p *processor) control(ctx context.Context, tx *sql.Tx, now time.Time, j *judgement) (answerKind, error) {
+func (p *processor) control(ctx context.Context, tx runner, now time.Time, j *judgement) (answerKind, error) {
 	switch j.Control {
 	case ctlStatus:
 		return answerStatus, nil
