@@ -2,6 +2,7 @@ package mailbot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -439,5 +440,27 @@ func TestUndecidableMessageWaitsThenGivesUp(t *testing.T) {
 	eventually(t, "the given-up message marked", func() bool { return hasFlag(h.imap.flags(t, h.pki)[uid2], imap.FlagSeen) })
 	if h.decision(code2) != nil {
 		t.Fatal("an undecidable message acted")
+	}
+}
+
+func TestWrongPasswordIsReportedNeverShown(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.password = "wrong-horse-battery-staple"
+	h.newProblem("gate failed")
+	h.start()
+	eventually(t, "the IMAP login refused", func() bool { return h.logs.count("level=WARN", "logging in to the IMAP server") == 1 })
+	eventually(t, "the SMTP login refused", func() bool {
+		return h.count("SELECT count(*) FROM outbox WHERE last_error LIKE '%535%' AND state = 'pending'") == 1
+	})
+	h.stop()
+	sum, _ := mailbot.ReadOutbox(context.Background(), h.db, 0)
+	states, _ := mailbot.MailboxStates(context.Background(), h.db)
+	for _, text := range []string{h.logs.String(), fmt.Sprint(sum), fmt.Sprint(states)} {
+		if strings.Contains(text, h.password) {
+			t.Fatalf("the password was shown: %s", text)
+		}
+	}
+	if len(states) != 1 || !strings.Contains(states[0].LastError, "check the username and the password") {
+		t.Fatalf("mailbox state %+v", states)
 	}
 }

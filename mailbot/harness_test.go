@@ -115,6 +115,8 @@ type harness struct {
 	idleRestart time.Duration
 	// storeWatch overrides the store polling interval (default 10ms here).
 	storeWatch time.Duration
+	// password overrides the bot's password when set.
+	password string
 	// dnsDown makes every DKIM key lookup fail temporarily.
 	dnsDown atomic.Bool
 }
@@ -142,6 +144,9 @@ func newHarness(tb testing.TB, o harnessOptions) *harness {
 	}
 	h := &harness{t: tb, pki: newPKI(tb), clock: newClock(), logs: &logBuffer{}}
 	tb.Cleanup(func() {
+		if strings.Contains(h.logs.String(), botPassword) {
+			tb.Error("the password reached the log")
+		}
 		if tb.Failed() {
 			tb.Logf("bot log:\n%s", h.logs)
 		}
@@ -191,7 +196,7 @@ func newHarness(tb testing.TB, o harnessOptions) *harness {
 func (h *harness) newBot() *mailbot.Bot {
 	h.t.Helper()
 	b, err := mailbot.New(mailbot.Options{
-		DB: h.db, Store: h.store, Config: h.cfg, Password: secrets.NewPassword(botPassword),
+		DB: h.db, Store: h.store, Config: h.cfg, Password: secrets.NewPassword(cmp.Or(h.password, botPassword)),
 		Logger:    slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:       h.clock.Now,
 		LookupTXT: h.lookupTXT,
