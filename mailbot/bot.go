@@ -115,7 +115,7 @@ func New(o Options) (*Bot, error) {
 	known := []string{o.Password.Reveal()}
 	comp := &composer{db: o.DB, store: o.Store, cfg: cfg, now: o.Now, rand: o.Rand, known: known}
 	b.send = &sender{db: o.DB, cfg: cfg, pw: o.Password, comp: comp, dial: o.Dialer, now: o.Now, log: b.log.With(slog.String("part", "sender")), wake: make(chan struct{}, 1)}
-	b.proc = &processor{db: o.DB, store: o.Store, cfg: cfg, now: o.Now, log: b.log.With(slog.String("part", "inbound")), owed: b.send.signal}
+	b.proc = &processor{db: o.DB, store: o.Store, cfg: cfg, now: o.Now, stmts: newStmtCache(o.DB.DB), log: b.log.With(slog.String("part", "inbound")), owed: b.send.signal}
 	b.proc.decide = newVerdictDecider(o, b.proc)
 	b.watch = &watcher{db: o.DB, cfg: cfg, pw: o.Password, dial: o.Dialer, proc: b.proc, log: b.log.With(slog.String("part", "watcher")), now: o.Now,
 		key:  mailboxKey{account: fmt.Sprintf("%s on %s", cfg.IMAP.Username, cfg.IMAP.Addr()), mailbox: inboxName},

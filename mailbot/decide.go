@@ -12,17 +12,16 @@ import (
 
 	"github.com/emersion/go-message/textproto"
 
-	"github.com/agentkit/agentkit/internal/state"
 	"github.com/agentkit/agentkit/problems"
 )
 
 // newVerdictDecider wires the decision (Decide: verification, trimming, the
 // command grammar) to the transport, with the store as its Facts.
 func newVerdictDecider(o Options, p *processor) inboundDecider {
-	facts := &storeFacts{db: o.DB, domain: messageIDDomain(p.cfg)}
+	domain := messageIDDomain(p.cfg)
 	lookup := o.LookupTXT
 	return inboundDeciderFunc(func(ctx context.Context, raw []byte, internalDate time.Time) (judgement, error) {
-		facts.ctx = ctx
+		facts := &storeFacts{q: p.stmts.onDB(), domain: domain, ctx: ctx}
 		v, err := Decide(raw, internalDate, p.cfg, Deps{Now: o.Now, LookupTXT: lookup, Facts: facts})
 		if err != nil {
 			return judgement{}, err
@@ -114,9 +113,9 @@ func messageIDDomain(cfg *Config) string { return "agentkit." + domainPart(cfg.B
 
 // storeFacts answers the decision's questions from the state store.
 type storeFacts struct {
-	db     *state.DB
+	q      runner
 	domain string
-	// ctx is the context of the message being decided (one at a time).
+	// ctx is the context of the message being decided.
 	ctx context.Context
 }
 
@@ -134,7 +133,7 @@ func (f *storeFacts) IsProcessed(messageID string) (bool, error) {
 	if messageID == "" {
 		return false, nil
 	}
-	return processedAny(f.context(), f.db, messageID, nil)
+	return processedAny(f.context(), f.q, messageID, nil)
 }
 
 // IsProcessedSignature reports whether the DKIM b= value was processed before.
@@ -142,14 +141,14 @@ func (f *storeFacts) IsProcessedSignature(b string) (bool, error) {
 	if b == "" {
 		return false, nil
 	}
-	return processedAny(f.context(), f.db, "", []string{b})
+	return processedAny(f.context(), f.q, "", []string{b})
 }
 
 // ProblemByMessageID returns the code of the problem an email of the bot's
 // (the problem's own, a confirmation, an answer about it) was about.
 func (f *storeFacts) ProblemByMessageID(messageID string) (string, bool, error) {
 	var code string
-	err := f.db.QueryRowContext(f.context(), `SELECT p.code FROM outbox o JOIN problems p ON p.id = o.problem_id
+	err := f.q.QueryRowContext(f.context(), `SELECT p.code FROM outbox o JOIN problems p ON p.id = o.problem_id
 		WHERE o.message_id = ? ORDER BY o.id LIMIT 1`, messageID).Scan(&code)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil

@@ -2,6 +2,7 @@ package mailbot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -369,5 +370,97 @@ func TestAnswersCappedPerHourProblemEmailsStillGo(t *testing.T) {
 		if s, _ := e.header.Subject(); strings.HasPrefix(s, "Re: help") && !strings.Contains(e.body, "limited to 2 an hour") {
 			t.Errorf("the help answer does not state the cap:\n%s", e.body)
 		}
+	}
+}
+
+func TestReplayInTheSameBatchActsOnce(t *testing.T) {
+	h := newHarness(t, harnessOptions{phoneOff: true})
+	code := h.newProblem("gate failed")
+	// Both copies wait in the mailbox before the bot starts, so they are
+	// decided in one batch and stored in one transaction.
+	raw := h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code) + " demo: gate failed", body: "retry"})
+	h.imap.appendRaw(t, raw)
+	h.imap.appendRaw(t, raw)
+	h.start()
+	eventually(t, "both copies judged", func() bool { return h.count("SELECT count(*) FROM inbound") == 2 })
+	if n := h.count("SELECT count(*) FROM decisions"); n != 1 {
+		t.Fatalf("%d decisions from one reply delivered twice", n)
+	}
+	if n := h.count("SELECT count(*) FROM inbound WHERE outcome = 'refused' AND reason LIKE 'replayed%'"); n != 1 {
+		log, _ := mailbot.RecentVerdicts(context.Background(), h.db, 5)
+		t.Fatalf("the second copy was not refused as a replay: %+v", log)
+	}
+	if n := h.count("SELECT count(*) FROM outbox WHERE kind = 'answer'"); n != 0 {
+		t.Fatalf("a replay owed %d answers", n)
+	}
+}
+
+func TestProcessedMessagesMovedToFolder(t *testing.T) {
+	h := newHarness(t, harnessOptions{configure: func(c *mailbot.Config) { c.ProcessedFolder = "agentkit/done" }})
+	code := h.newProblem("gate failed")
+	h.start()
+	mid := h.problemMessageID(code)
+	h.imap.appendRaw(t, h.answerTo(t, code, mid, "retry"))
+	h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "forged", body: "retry", unsigned: true}))
+	eventually(t, "the decision", func() bool { return h.decision(code) != nil })
+	eventually(t, "INBOX emptied into the folder", func() bool {
+		st, err := h.imap.user.Status("agentkit/done", &imap.StatusOptions{NumMessages: true})
+		return err == nil && *st.NumMessages == 2 && len(h.imap.flags(t, h.pki)) == 0
+	})
+	if n := h.count("SELECT count(*) FROM inbound"); n != 2 {
+		t.Fatalf("%d phone-log rows", n)
+	}
+}
+
+func TestUndecidableMessageWaitsThenGivesUp(t *testing.T) {
+	h := newHarness(t, harnessOptions{phoneOff: true})
+	code1, code2 := h.newProblem("first"), h.newProblem("second")
+	h.dnsDown.Store(true)
+	h.start()
+	eventually(t, "IDLE running", func() bool { return h.imap.idleCount() >= 1 })
+	uid := h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code1) + " demo", body: "retry"}))
+	eventually(t, "the lookup failure logged", func() bool { return h.logs.count("cannot be decided now") >= 1 })
+	if h.count("SELECT count(*) FROM inbound") != 0 || hasFlag(h.imap.flags(t, h.pki)[uid], imap.FlagSeen) {
+		t.Fatal("an undecided message was stored or marked")
+	}
+	// DNS answers again: the next look decides it.
+	h.dnsDown.Store(false)
+	h.bot.Wake()
+	eventually(t, "the decision once DNS answers", func() bool { return h.decision(code1) != nil })
+
+	// A message that stays undecidable is given up after max_age.
+	h.dnsDown.Store(true)
+	uid2 := h.imap.appendRaw(t, h.reply(t, replyOpts{subject: "Re: [agentkit] " + string(code2) + " demo", body: "retry"}))
+	eventually(t, "the second lookup failure logged", func() bool { return h.logs.count("cannot be decided now") >= 2 })
+	h.clock.Advance(h.cfg.MaxAge.D() + time.Hour)
+	h.bot.Wake()
+	eventually(t, "the message given up", func() bool {
+		return h.count("SELECT count(*) FROM inbound WHERE outcome = 'refused' AND reason LIKE 'gave up%'") == 1
+	})
+	eventually(t, "the given-up message marked", func() bool { return hasFlag(h.imap.flags(t, h.pki)[uid2], imap.FlagSeen) })
+	if h.decision(code2) != nil {
+		t.Fatal("an undecidable message acted")
+	}
+}
+
+func TestWrongPasswordIsReportedNeverShown(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.password = "wrong-horse-battery-staple"
+	h.newProblem("gate failed")
+	h.start()
+	eventually(t, "the IMAP login refused", func() bool { return h.logs.count("level=WARN", "logging in to the IMAP server") == 1 })
+	eventually(t, "the SMTP login refused", func() bool {
+		return h.count("SELECT count(*) FROM outbox WHERE last_error LIKE '%535%' AND state = 'pending'") == 1
+	})
+	h.stop()
+	sum, _ := mailbot.ReadOutbox(context.Background(), h.db, 0)
+	states, _ := mailbot.MailboxStates(context.Background(), h.db)
+	for _, text := range []string{h.logs.String(), fmt.Sprint(sum), fmt.Sprint(states)} {
+		if strings.Contains(text, h.password) {
+			t.Fatalf("the password was shown: %s", text)
+		}
+	}
+	if len(states) != 1 || !strings.Contains(states[0].LastError, "check the username and the password") {
+		t.Fatalf("mailbox state %+v", states)
 	}
 }

@@ -2,6 +2,7 @@ package mailbot_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -112,6 +113,20 @@ type harness struct {
 	hook func(uid uint32)
 	// idleRestart overrides the IDLE restart interval when set.
 	idleRestart time.Duration
+	// storeWatch overrides the store polling interval (default 10ms here).
+	storeWatch time.Duration
+	// password overrides the bot's password when set.
+	password string
+	// dnsDown makes every DKIM key lookup fail temporarily.
+	dnsDown atomic.Bool
+}
+
+// lookupTXT is fakeDNS, unless the test took DNS down.
+func (h *harness) lookupTXT(name string) ([]string, error) {
+	if h.dnsDown.Load() {
+		return nil, &net.DNSError{Err: "server misbehaving", Name: name, IsTemporary: true}
+	}
+	return fakeDNS(name)
 }
 
 type harnessOptions struct {
@@ -129,6 +144,9 @@ func newHarness(tb testing.TB, o harnessOptions) *harness {
 	}
 	h := &harness{t: tb, pki: newPKI(tb), clock: newClock(), logs: &logBuffer{}}
 	tb.Cleanup(func() {
+		if strings.Contains(h.logs.String(), botPassword) {
+			tb.Error("the password reached the log")
+		}
 		if tb.Failed() {
 			tb.Logf("bot log:\n%s", h.logs)
 		}
@@ -178,14 +196,14 @@ func newHarness(tb testing.TB, o harnessOptions) *harness {
 func (h *harness) newBot() *mailbot.Bot {
 	h.t.Helper()
 	b, err := mailbot.New(mailbot.Options{
-		DB: h.db, Store: h.store, Config: h.cfg, Password: secrets.NewPassword(botPassword),
+		DB: h.db, Store: h.store, Config: h.cfg, Password: secrets.NewPassword(cmp.Or(h.password, botPassword)),
 		Logger:    slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:       h.clock.Now,
-		LookupTXT: fakeDNS,
+		LookupTXT: h.lookupTXT,
 		// Reconnects are immediate in tests; waits are on conditions.
 		ReconnectDelay: func(int) time.Duration { return 5 * time.Millisecond },
 		CommandTimeout: 10 * time.Second,
-		StoreWatch:     10 * time.Millisecond,
+		StoreWatch:     cmp.Or(h.storeWatch, 10*time.Millisecond),
 		IdleRestart:    h.idleRestart,
 	})
 	if err != nil {

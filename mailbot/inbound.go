@@ -71,25 +71,33 @@ func saveMailboxDown(ctx context.Context, db *state.DB, k mailboxKey, cause stri
 	return nil
 }
 
-// inboundKnown reports whether a message (by its place in the mailbox) was
-// already decided: after a crash between storing and marking, it is only marked.
-func inboundKnown(ctx context.Context, db *state.DB, k mailboxKey, uidValidity, uid uint32) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE account = ? AND mailbox = ? AND uid_validity = ? AND uid = ?",
-		k.account, k.mailbox, uidValidity, uid).Scan(&n)
+// inboundKnownUIDs returns which UIDs in [from, to] were already decided:
+// after a crash between storing and marking, those are only marked.
+func inboundKnownUIDs(ctx context.Context, db *state.DB, k mailboxKey, uidValidity, from, to uint32) (map[uint32]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT uid FROM inbound WHERE account = ? AND mailbox = ? AND uid_validity = ? AND uid BETWEEN ? AND ?",
+		k.account, k.mailbox, uidValidity, from, to)
 	if err != nil {
-		return false, fmt.Errorf("looking up an inbound message: %w", err)
+		return nil, fmt.Errorf("looking up inbound messages: %w", err)
 	}
-	return n > 0, nil
+	defer rows.Close()
+	known := map[uint32]bool{}
+	for rows.Next() {
+		var uid uint32
+		if err := rows.Scan(&uid); err != nil {
+			return nil, fmt.Errorf("looking up inbound messages: %w", err)
+		}
+		known[uid] = true
+	}
+	return known, rows.Err()
 }
 
 // inboundCopy reports whether the very same message (same Message-ID and
 // bytes) was decided before under another UID: a rescan after a UIDVALIDITY
 // change. A different message reusing a Message-ID is not a copy; the
 // decision treats it as a replay.
-func inboundCopy(ctx context.Context, db *state.DB, messageID, sha string) (bool, error) {
+func inboundCopy(ctx context.Context, q runner, messageID, sha string) (bool, error) {
 	var n int
-	err := db.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE message_id = ? AND sha256 = ?", messageID, sha).Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM inbound WHERE message_id = ? AND sha256 = ?", messageID, sha).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("looking up an inbound message: %w", err)
 	}
@@ -138,7 +146,7 @@ type inboundRow struct {
 	verdict      string
 }
 
-func insertInbound(ctx context.Context, tx *sql.Tx, r inboundRow, now time.Time) (int64, error) {
+func insertInbound(ctx context.Context, tx runner, r inboundRow, now time.Time) (int64, error) {
 	var decision any
 	if r.decisionID != 0 {
 		decision = r.decisionID
@@ -153,7 +161,7 @@ func insertInbound(ctx context.Context, tx *sql.Tx, r inboundRow, now time.Time)
 	return res.LastInsertId()
 }
 
-func insertProcessed(ctx context.Context, tx *sql.Tx, inboundID int64, messageID string, signatures []string, now time.Time) error {
+func insertProcessed(ctx context.Context, tx runner, inboundID int64, messageID string, signatures []string, now time.Time) error {
 	add := func(kind, v string) error {
 		_, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO processed (kind, value, inbound_id, at) VALUES (?, ?, ?, ?)", kind, v, inboundID, dbTime(now))
 		if err != nil {

@@ -45,7 +45,8 @@ type judgement struct {
 	MessageID string // without angle brackets
 	From      string // the single From address
 	Subject   string
-	// InReplyTo and References thread an answer under the message.
+	// References are the message's own References and In-Reply-To, so an
+	// answer threads under it.
 	References []string
 	// Signatures are the b= values of the aligned DKIM signatures.
 	Signatures []string

@@ -150,17 +150,6 @@ func cappedSentSince(ctx context.Context, db *state.DB, since time.Time) (int, t
 	return n, state.ParseTime(first), nil
 }
 
-// messageIDOwner finds the outbox row that sent a Message-ID, for threading.
-func outboxByMessageID(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, messageID string) (outboxRow, error) {
-	r, err := scanOutbox(q.QueryRowContext(ctx, "SELECT "+outboxColumns+" FROM outbox WHERE message_id = ? ORDER BY id LIMIT 1", messageID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, state.ErrNotFound
-	}
-	return r, err
-}
-
 // problemMessageID returns the Message-ID of a problem's first email, or ""
 // when it was not sent yet.
 func problemMessageID(ctx context.Context, db *state.DB, problemID int64) (string, error) {

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -32,6 +34,8 @@ type processor struct {
 	log    *slog.Logger
 	// owed is called after a commit that owes the owner an answer.
 	owed func()
+	// stmts keeps the inbound path's statements prepared.
+	stmts *stmtCache
 	// afterStore, when set, runs after each commit and before the message
 	// is marked on the server (a test stops the process there).
 	afterStore func(uid uint32)
@@ -61,48 +65,151 @@ const (
 	handledLater
 )
 
-// handle decides one message and stores the outcome. An error means the
-// store failed; the message is then left for the next pass.
-func (p *processor) handle(ctx context.Context, m inboundMessage) (handling, error) {
-	known, err := inboundKnown(ctx, p.db, m.key, m.uidValidity, m.uid)
-	if err != nil {
-		return handledLater, err
-	}
-	if known {
-		return handledKnown, nil
-	}
-	if m.raw == nil {
-		return handledNew, p.storeOversize(ctx, m)
-	}
-	sum := sha256.Sum256(m.raw)
-	sha := hex.EncodeToString(sum[:])
-	if id := quickMessageID(m.raw); id != "" {
-		copyOf, err := inboundCopy(ctx, p.db, id, sha)
-		if err != nil {
-			return handledLater, err
-		}
-		if copyOf {
-			p.log.Info("message already decided under another UID; marking it only", slog.String("message_id", id), slog.Uint64("uid", uint64(m.uid)))
-			return handledKnown, nil
-		}
-	}
-	j, err := p.decide.decide(ctx, m.raw, m.internalDate)
-	if err != nil {
-		return handledLater, fmt.Errorf("deciding about message UID %d: %w", m.uid, err)
-	}
-	if j.Temporary {
-		p.log.Info("a message cannot be decided now; trying again later", slog.Uint64("uid", uint64(m.uid)), slog.String("reason", j.Reason))
-		return handledLater, nil
-	}
-	if err := p.apply(ctx, m, sha, j); err != nil {
-		return handledLater, err
-	}
-	return handledNew, nil
+// decideWorkers is how many messages of a batch are decided at once.
+var decideWorkers = max(1, runtime.GOMAXPROCS(0))
+
+// decidedMessage is a message with its verdict, waiting to be stored.
+type decidedMessage struct {
+	index    int
+	m        inboundMessage
+	sha      string
+	j        judgement
+	oversize bool
+	// filled in by the transaction
+	stored storedOutcome
 }
 
-// storeOversize records a message over max_message_bytes as refused, from
+// storedOutcome is what the transaction made of a judgement.
+type storedOutcome struct {
+	final    judgement
+	decision *problems.Decision
+	owe      bool
+	reason   string // for an oversized message
+}
+
+// handleBatch decides messages (in UID order) and stores every decision in
+// one transaction, then says what to do with each on the server. An error
+// means the store failed; the decisions made before it are still stored,
+// and the rest are left for the next pass.
+func (p *processor) handleBatch(ctx context.Context, msgs []inboundMessage) ([]handling, error) {
+	out := make([]handling, len(msgs))
+	for i := range out {
+		out[i] = handledLater
+	}
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	known, err := inboundKnownUIDs(ctx, p.db, msgs[0].key, msgs[0].uidValidity, msgs[0].uid, msgs[len(msgs)-1].uid)
+	if err != nil {
+		return out, err
+	}
+	// Cheap checks first, in order: known by place, or the same bytes
+	// under another UID (a rescan).
+	var todo []*decidedMessage
+	var failure error
+	for i, m := range msgs {
+		if known[m.uid] {
+			out[i] = handledKnown
+			continue
+		}
+		if m.raw == nil {
+			todo = append(todo, &decidedMessage{index: i, m: m, oversize: true})
+			continue
+		}
+		sum := sha256.Sum256(m.raw)
+		d := &decidedMessage{index: i, m: m, sha: hex.EncodeToString(sum[:])}
+		if id := quickMessageID(m.raw); id != "" {
+			copyOf, err := inboundCopy(ctx, p.stmts.onDB(), id, d.sha)
+			if err != nil {
+				failure = err
+				break
+			}
+			if copyOf {
+				p.log.Info("message already decided under another UID; marking it only", slog.String("message_id", id), slog.Uint64("uid", uint64(m.uid)))
+				out[i] = handledKnown
+				continue
+			}
+		}
+		todo = append(todo, d)
+	}
+	// The decisions (MIME, DKIM, trimming, grammar) run in parallel: they
+	// only read the store.
+	errs := make([]error, len(todo))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(decideWorkers, len(todo)) {
+		wg.Go(func() {
+			for k := range work {
+				d := todo[k]
+				if !d.oversize {
+					d.j, errs[k] = p.decide.decide(ctx, d.m.raw, d.m.internalDate)
+				}
+			}
+		})
+	}
+	for k := range todo {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	// Stored in UID order up to the first failure; undecidable ones wait.
+	kept := todo[:0]
+	for k, d := range todo {
+		if errs[k] != nil {
+			if failure == nil {
+				failure = fmt.Errorf("deciding about message UID %d: %w", d.m.uid, errs[k])
+			}
+			break
+		}
+		if d.j.Temporary {
+			if age := p.now().Sub(d.m.internalDate); age <= p.cfg.MaxAge.D() {
+				p.log.Info("a message cannot be decided now; trying again later", slog.Uint64("uid", uint64(d.m.uid)), slog.String("reason", d.j.Reason))
+				continue
+			}
+			// Undecidable for longer than any reply is obeyed: give up.
+			d.j.Temporary, d.j.Action = false, doRefuse
+			d.j.Reason = "gave up: it could not be decided for max_age (" + d.j.Reason + ")"
+		}
+		kept = append(kept, d)
+	}
+	todo = kept
+	if len(todo) > 0 {
+		now := p.now()
+		err := p.db.Tx(ctx, func(sqltx *sql.Tx) error {
+			tx := p.stmts.in(sqltx)
+			batch := map[string]bool{}
+			for _, d := range todo {
+				var err error
+				if d.oversize {
+					d.stored, err = p.storeOversizeTx(ctx, tx, d.m, now)
+				} else {
+					d.stored, err = p.applyTx(ctx, tx, d.m, d.sha, d.j, now, batch)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		owe := false
+		for _, d := range todo {
+			out[d.index] = handledNew
+			p.logStored(d)
+			owe = owe || d.stored.owe
+		}
+		if owe && p.owed != nil {
+			p.owed()
+		}
+	}
+	return out, failure
+}
+
+// storeOversizeTx records a message over max_message_bytes as refused, from
 // its envelope alone.
-func (p *processor) storeOversize(ctx context.Context, m inboundMessage) error {
+func (p *processor) storeOversizeTx(ctx context.Context, tx preparedTx, m inboundMessage, now time.Time) (storedOutcome, error) {
 	row := inboundRow{key: m.key, uidValidity: m.uidValidity, uid: m.uid, size: m.size, internalDate: m.internalDate, outcome: string(doRefuse),
 		reason: fmt.Sprintf("too large: %d bytes, over max_message_bytes (%d); not downloaded", m.size, p.cfg.MaxMessageBytes)}
 	if e := m.envelope; e != nil {
@@ -111,111 +218,103 @@ func (p *processor) storeOversize(ctx context.Context, m inboundMessage) error {
 			row.sender = e.From[0].Addr()
 		}
 	}
-	now := p.now()
-	err := p.db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := insertInbound(ctx, tx, row, now)
-		return err
-	})
-	if err == nil {
-		p.log.Info("message refused", slog.Uint64("uid", uint64(m.uid)), slog.String("reason", row.reason))
-	}
-	return err
+	_, err := insertInbound(ctx, tx, row, now)
+	return storedOutcome{final: judgement{Action: doRefuse, From: row.sender}, reason: row.reason}, err
 }
 
-// apply stores a judgement in one transaction: the phone-log row, what is
-// remembered as processed, the decision or pause, and any answer owed.
-func (p *processor) apply(ctx context.Context, m inboundMessage, sha string, j judgement) error {
-	now := p.now()
-	var owe bool
-	var final judgement
-	var decision *problems.Decision
-	err := p.db.Tx(ctx, func(tx *sql.Tx) error {
-		j := j // a retried transaction starts from the verdict again
-		owe, decision = false, nil
-		if !j.Authenticated && j.Action != doIgnore && j.Action != doRefuse {
-			j.Action, j.Reason = doRefuse, "not authenticated: "+j.Reason
-		}
-		if j.Authenticated && (j.Action == doObey || j.Action == doControl || j.Action == doAnswer) {
-			seen, err := processedAny(ctx, tx, j.MessageID, j.Signatures)
-			if err != nil {
-				return err
-			}
-			if seen {
-				j.Action, j.Reason = doRefuse, "replayed: its Message-ID or DKIM signature was processed before"
-			}
-		}
-		ans := answerPayload{To: j.From, Subject: j.Subject, InReplyTo: j.MessageID, References: j.References}
-		var problemID int64
-		switch j.Action {
-		case doObey:
-			d, pid, err := answerTx(ctx, tx, now, j.Code, problems.Answer{Reply: j.Reply, Channel: problems.Email, Who: j.From, SourceID: j.MessageID})
-			problemID = pid
-			if r, ok := asRefusal(err); ok {
-				j.Action, j.Why, j.Fix, j.Reason = doAnswer, r.why, r.fix, "not allowed: "+r.why
-			} else if err != nil {
-				return err
-			} else {
-				decision = d
-			}
-		case doControl:
-			k, err := p.control(ctx, tx, now, &j)
-			if err != nil {
-				return err
-			}
-			if k != "" {
-				ans.Kind, ans.Repo, owe = k, j.Repo, true
-			}
-		}
-		if j.Action == doAnswer {
-			ans.Kind, ans.Why, ans.Fix, owe = answerRefused, j.Why, j.Fix, true
-		}
-		outcome := string(j.Action)
-		if j.Action == doControl {
-			outcome = string(doObey)
-		}
-		row := inboundRow{key: m.key, uidValidity: m.uidValidity, uid: m.uid, messageID: j.MessageID, sha: sha, sender: j.From, subject: j.Subject,
-			size: int64(len(m.raw)), internalDate: m.internalDate, outcome: outcome, reason: j.Reason, code: j.Code, verdict: string(j.Record)}
-		if decision != nil {
-			row.decisionID = decision.ID
-		}
-		id, err := insertInbound(ctx, tx, row, now)
-		if err != nil {
-			return err
-		}
-		if j.Authenticated {
-			if err := insertProcessed(ctx, tx, id, j.MessageID, j.Signatures, now); err != nil {
-				return err
-			}
-		}
-		if owe {
-			if err := p.store.EnqueueTx(ctx, tx, problems.OutboxAnswer, problemID, 0, ans.encode()); err != nil {
-				return err
-			}
-		}
-		final = j
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	attrs := []any{slog.Uint64("uid", uint64(m.uid)), slog.String("from", final.From), slog.String("outcome", string(final.Action))}
+func (p *processor) logStored(d *decidedMessage) {
+	f := d.stored.final
+	attrs := []any{slog.Uint64("uid", uint64(d.m.uid)), slog.String("from", f.From), slog.String("outcome", string(f.Action))}
 	switch {
-	case decision != nil:
-		p.log.Info("reply obeyed", append(attrs, slog.String("code", string(final.Code)), slog.String("reply", string(final.Reply.Verb)))...)
-	case final.Action == doControl:
-		p.log.Info("command obeyed", append(attrs, slog.String("command", string(final.Control)), slog.String("repo", final.Repo))...)
+	case d.oversize:
+		p.log.Info("message refused", append(attrs, slog.String("reason", d.stored.reason))...)
+	case d.stored.decision != nil:
+		p.log.Info("reply obeyed", append(attrs, slog.String("code", string(f.Code)), slog.String("reply", string(f.Reply.Verb)))...)
+	case f.Action == doControl:
+		p.log.Info("command obeyed", append(attrs, slog.String("command", string(f.Control)), slog.String("repo", f.Repo))...)
 	default:
-		p.log.Info("message not obeyed", append(attrs, slog.String("reason", final.Reason))...)
+		p.log.Info("message not obeyed", append(attrs, slog.String("reason", f.Reason))...)
 	}
-	if owe && p.owed != nil {
-		p.owed()
+}
+
+// applyTx stores a judgement inside tx: the phone-log row, what is
+// remembered as processed, the decision or pause, and any answer owed.
+// batch holds the Message-IDs and signatures stored earlier in the same
+// transaction, which the decision (reading committed state) cannot see.
+func (p *processor) applyTx(ctx context.Context, tx preparedTx, m inboundMessage, sha string, j judgement, now time.Time, batch map[string]bool) (storedOutcome, error) {
+	var res storedOutcome
+	if !j.Authenticated && j.Action != doIgnore && j.Action != doRefuse {
+		j.Action, j.Reason = doRefuse, "not authenticated: "+j.Reason
 	}
-	return nil
+	if j.Authenticated {
+		keys := []string{"id " + j.MessageID}
+		for _, s := range j.Signatures {
+			keys = append(keys, "b "+s)
+		}
+		replay := false
+		for _, k := range keys {
+			replay = replay || batch[k]
+			batch[k] = true
+		}
+		if replay && (j.Action == doObey || j.Action == doControl || j.Action == doAnswer) {
+			j.Action, j.Reason = doRefuse, "replayed: its Message-ID or DKIM signature came in an earlier message"
+		}
+	}
+	ans := answerPayload{To: j.From, Subject: j.Subject, InReplyTo: j.MessageID, References: j.References}
+	var problemID int64
+	switch j.Action {
+	case doObey:
+		d, pid, err := answerTx(ctx, tx, now, j.Code, problems.Answer{Reply: j.Reply, Channel: problems.Email, Who: j.From, SourceID: j.MessageID})
+		problemID = pid
+		if r, ok := asRefusal(err); ok {
+			j.Action, j.Why, j.Fix, j.Reason = doAnswer, r.why, r.fix, "not allowed: "+r.why
+		} else if err != nil {
+			return res, err
+		} else {
+			res.decision = d
+		}
+	case doControl:
+		k, err := p.control(ctx, tx, now, &j)
+		if err != nil {
+			return res, err
+		}
+		if k != "" {
+			ans.Kind, ans.Repo, res.owe = k, j.Repo, true
+		}
+	}
+	if j.Action == doAnswer {
+		ans.Kind, ans.Why, ans.Fix, res.owe = answerRefused, j.Why, j.Fix, true
+	}
+	outcome := string(j.Action)
+	if j.Action == doControl {
+		outcome = string(doObey)
+	}
+	row := inboundRow{key: m.key, uidValidity: m.uidValidity, uid: m.uid, messageID: j.MessageID, sha: sha, sender: j.From, subject: j.Subject,
+		size: int64(len(m.raw)), internalDate: m.internalDate, outcome: outcome, reason: j.Reason, code: j.Code, verdict: string(j.Record)}
+	if res.decision != nil {
+		row.decisionID = res.decision.ID
+	}
+	id, err := insertInbound(ctx, tx, row, now)
+	if err != nil {
+		return res, err
+	}
+	if j.Authenticated {
+		if err := insertProcessed(ctx, tx, id, j.MessageID, j.Signatures, now); err != nil {
+			return res, err
+		}
+	}
+	if res.owe {
+		if err := p.store.EnqueueTx(ctx, tx.tx, problems.OutboxAnswer, problemID, 0, ans.encode()); err != nil {
+			return res, err
+		}
+	}
+	res.final = j
+	return res, nil
 }
 
 // control runs a command without a code inside the transaction and returns
 // the answer it owes ("" when it turned into a refusal, set on j).
-func (p *processor) control(ctx context.Context, tx *sql.Tx, now time.Time, j *judgement) (answerKind, error) {
+func (p *processor) control(ctx context.Context, tx runner, now time.Time, j *judgement) (answerKind, error) {
 	switch j.Control {
 	case ctlStatus:
 		return answerStatus, nil

@@ -149,6 +149,10 @@ type imapTestServer struct {
 	port  int
 	plain bool
 
+	// repoll is how often the spy looks again for changes during IDLE
+	// (0: never, as for measuring idle CPU).
+	repoll time.Duration
+
 	mu          sync.Mutex
 	idles       int
 	idleCh      chan struct{}
@@ -170,7 +174,7 @@ type imapMode struct {
 
 func newIMAPServer(tb testing.TB, pki *testPKI, mode imapMode) *imapTestServer {
 	tb.Helper()
-	s := &imapTestServer{ln: newCutListener(tb), mem: imapmemserver.New(), idleCh: make(chan struct{}, 64)}
+	s := &imapTestServer{ln: newCutListener(tb), mem: imapmemserver.New(), idleCh: make(chan struct{}, 64), repoll: 20 * time.Millisecond}
 	s.user = imapmemserver.NewUser(botAddr, botPassword)
 	if err := s.user.Create("INBOX", nil); err != nil {
 		tb.Fatal(err)
@@ -364,16 +368,17 @@ func (s *spySession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) erro
 		inner := make(chan struct{})
 		done := make(chan error, 1)
 		go func() { done <- s.Session.Idle(w, inner) }()
-		t := time.NewTimer(20 * time.Millisecond)
+		var tick <-chan time.Time
+		if s.srv.repoll > 0 {
+			tick = time.After(s.srv.repoll)
+		}
 		select {
 		case <-stop:
-			t.Stop()
 			close(inner)
 			return <-done
 		case err := <-done:
-			t.Stop()
 			return err
-		case <-t.C:
+		case <-tick:
 			close(inner)
 			if err := <-done; err != nil {
 				return err

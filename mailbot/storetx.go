@@ -22,7 +22,7 @@ import (
 // (*problems.NotFoundError), one not open (*problems.NotOpenError) and a
 // reply not offered (*problems.NotOfferedError); the same source answering
 // the same problem again returns the first decision.
-func answerTx(ctx context.Context, tx *sql.Tx, now time.Time, code problems.Code, a problems.Answer) (*problems.Decision, int64, error) {
+func answerTx(ctx context.Context, tx runner, now time.Time, code problems.Code, a problems.Answer) (*problems.Decision, int64, error) {
 	if a.Reply.Verb.TakesWords() && strings.TrimSpace(a.Reply.Words) == "" {
 		return nil, 0, fmt.Errorf("%s needs words after it", a.Reply.Verb)
 	}
@@ -73,7 +73,7 @@ func answerTx(ctx context.Context, tx *sql.Tx, now time.Time, code problems.Code
 	return &problems.Decision{ID: id, Code: code, Reply: a.Reply.Verb, Words: a.Reply.Words, Channel: a.Channel, Who: a.Who, SourceID: a.SourceID, At: now}, problemID, nil
 }
 
-func decisionOf(ctx context.Context, tx *sql.Tx, problemID int64, code problems.Code) (*problems.Decision, error) {
+func decisionOf(ctx context.Context, tx runner, problemID int64, code problems.Code) (*problems.Decision, error) {
 	var d problems.Decision
 	var at, applied string
 	err := tx.QueryRowContext(ctx, "SELECT id, reply, words, channel, who, source_id, created_at, applied_at, outcome FROM decisions WHERE problem_id = ?", problemID).
@@ -89,7 +89,7 @@ func decisionOf(ctx context.Context, tx *sql.Tx, problemID int64, code problems.
 }
 
 // setPausedTx is problems.Store.SetPaused inside tx.
-func setPausedTx(ctx context.Context, tx *sql.Tx, now time.Time, repo string, paused bool, who string, ch problems.Channel) error {
+func setPausedTx(ctx context.Context, tx runner, now time.Time, repo string, paused bool, who string, ch problems.Channel) error {
 	at := state.Now(now)
 	if repo == "" && !paused {
 		if _, err := tx.ExecContext(ctx, "UPDATE pauses SET paused = 0, who = ?, channel = ?, at = ? WHERE paused = 1", who, ch, at); err != nil {
@@ -106,7 +106,7 @@ func setPausedTx(ctx context.Context, tx *sql.Tx, now time.Time, repo string, pa
 }
 
 // repoExists reports whether a repository is registered under name.
-func repoExists(ctx context.Context, tx *sql.Tx, name string) (bool, error) {
+func repoExists(ctx context.Context, tx runner, name string) (bool, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM repos WHERE name = ?", name).Scan(&n); err != nil {
 		return false, fmt.Errorf("looking up repository %s: %w", name, err)

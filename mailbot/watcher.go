@@ -245,24 +245,44 @@ func (w *watcher) catchUp(ctx context.Context, ic *imapConn, st *mailboxState) e
 				return err
 			}
 		}
+		// What each listed message needs: nothing (marked before, or gone),
+		// or a decision.
+		var msgs []inboundMessage
+		for _, m := range batch {
+			if w.alreadyMarked(m, keyword) {
+				continue
+			}
+			in := inboundMessage{key: w.key, uidValidity: ic.uidValidity, uid: m.uid, size: m.size, internalDate: m.internalDate}
+			if m.size > w.cfg.MaxMessageBytes {
+				if in.envelope, err = ic.envelope(m.uid); err != nil {
+					return err
+				}
+			} else if in.raw = bodies[m.uid]; in.raw == nil {
+				continue // expunged between listing and downloading
+			}
+			msgs = append(msgs, in)
+		}
+		results, failure := w.proc.handleBatch(ctx, msgs)
+		outcome := map[uint32]handling{}
+		for i, in := range msgs {
+			outcome[in.uid] = results[i]
+			if results[i] == handledNew && w.proc.afterStore != nil {
+				w.proc.afterStore(in.uid)
+			}
+		}
 		var marks []uint32
 		advance := st.lastUID
-		var failure error
 		for _, m := range batch {
-			h, err := w.handleOne(ctx, ic, m, keyword, bodies)
-			if err != nil {
-				failure = err
-				break
-			}
-			switch h {
-			case handledLater:
+			h, decided := outcome[m.uid]
+			if decided && h == handledLater {
 				contiguous = false
-				w.scheduleRetry()
-				continue
-			case handledNew, handledKnown:
-				if !w.alreadyMarked(m, keyword) {
-					marks = append(marks, m.uid)
+				if failure == nil {
+					w.scheduleRetry()
 				}
+				continue
+			}
+			if decided {
+				marks = append(marks, m.uid)
 			}
 			if contiguous {
 				advance = m.uid
@@ -284,7 +304,7 @@ func (w *watcher) catchUp(ctx context.Context, ic *imapConn, st *mailboxState) e
 			}
 		}
 		if failure != nil {
-			return failure
+			return fmt.Errorf("processing the mailbox: %w", failure)
 		}
 	}
 	return nil
@@ -294,34 +314,4 @@ func (w *watcher) catchUp(ctx context.Context, ic *imapConn, st *mailboxState) e
 // (only meaningful when messages are flagged, not moved).
 func (w *watcher) alreadyMarked(m messageMeta, keyword imap.Flag) bool {
 	return w.cfg.ProcessedFolder == "" && m.has(keyword)
-}
-
-// handleOne processes one listed message.
-func (w *watcher) handleOne(ctx context.Context, ic *imapConn, m messageMeta, keyword imap.Flag, bodies map[uint32][]byte) (handling, error) {
-	if w.alreadyMarked(m, keyword) {
-		return handledKnown, nil
-	}
-	in := inboundMessage{key: w.key, uidValidity: ic.uidValidity, uid: m.uid, size: m.size, internalDate: m.internalDate}
-	if m.size > w.cfg.MaxMessageBytes {
-		env, err := ic.envelope(m.uid)
-		if err != nil {
-			return handledLater, err
-		}
-		in.envelope = env
-	} else {
-		raw, ok := bodies[m.uid]
-		if !ok {
-			// Expunged between listing and downloading: nothing to do.
-			return handledKnown, nil
-		}
-		in.raw = raw
-	}
-	h, err := w.proc.handle(ctx, in)
-	if err != nil {
-		return h, fmt.Errorf("processing message UID %d: %w", m.uid, err)
-	}
-	if h == handledNew && w.proc.afterStore != nil {
-		w.proc.afterStore(m.uid)
-	}
-	return h, nil
 }

@@ -11,7 +11,7 @@ ALTER TABLE outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE outbox ADD COLUMN next_attempt_at TEXT NOT NULL DEFAULT '';
 ALTER TABLE outbox ADD COLUMN last_error TEXT NOT NULL DEFAULT '';
 ALTER TABLE outbox ADD COLUMN sent_at TEXT NOT NULL DEFAULT '';
-CREATE INDEX outbox_message_id ON outbox (message_id) WHERE message_id <> '';
+CREATE INDEX outbox_message_id ON outbox (message_id);
 -- The answer cap counts capped kinds sent in the last hour.
 CREATE INDEX outbox_sent ON outbox (kind, sent_at) WHERE sent_at <> '';
 
@@ -36,7 +36,7 @@ CREATE TABLE inbound (
     at            TEXT NOT NULL
 );
 CREATE UNIQUE INDEX inbound_uid ON inbound (account, mailbox, uid_validity, uid);
-CREATE INDEX inbound_message_id ON inbound (message_id) WHERE message_id <> '';
+CREATE INDEX inbound_message_id ON inbound (message_id);
 
 -- Message-IDs and aligned DKIM b= values of authenticated messages already
 -- processed: a replay of either does nothing.
