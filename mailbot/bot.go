@@ -83,14 +83,15 @@ func New(o Options) (*Bot, error) {
 	if o.Password.IsZero() {
 		return nil, fmt.Errorf("no phone password: set %s or run agentkit phone setup", secrets.EnvPhonePassword)
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.Store == nil {
 		o.Store = problems.NewStore(o.DB)
+		o.Store.Now = o.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	if o.Dialer == nil {
 		o.Dialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}

@@ -264,8 +264,14 @@ func (p *processor) applyTx(ctx context.Context, tx preparedTx, m inboundMessage
 	var problemID int64
 	switch j.Action {
 	case doObey:
-		d, pid, err := answerTx(ctx, tx, now, j.Code, problems.Answer{Reply: j.Reply, Channel: problems.Email, Who: j.From, SourceID: j.MessageID})
-		problemID = pid
+		d, err := p.store.AnswerTx(ctx, tx, j.Code, problems.Answer{Reply: j.Reply, Channel: problems.Email, Who: j.From, SourceID: j.MessageID})
+		if d != nil {
+			problemID = d.ProblemID
+		} else if id, lerr := problemIDOf(ctx, tx, j.Code, err); lerr != nil {
+			return res, lerr
+		} else {
+			problemID = id
+		}
 		if r, ok := asRefusal(err); ok {
 			j.Action, j.Why, j.Fix, j.Reason = doAnswer, r.why, r.fix, "not allowed: "+r.why
 		} else if err != nil {
@@ -333,7 +339,7 @@ func (p *processor) control(ctx context.Context, tx runner, now time.Time, j *ju
 			}
 		}
 		paused := j.Control == ctlPause
-		if err := setPausedTx(ctx, tx, now, j.Repo, paused, j.From, problems.Email); err != nil {
+		if err := p.store.SetPausedTx(ctx, tx, j.Repo, paused, j.From, problems.Email); err != nil {
 			return "", err
 		}
 		if paused {
@@ -366,16 +372,12 @@ func asRefusal(err error) (refusal, bool) {
 		return refusal{why, "Reply \"status\" to list the open problems."}, true
 	case errors.As(err, &nof):
 		return refusal{fmt.Sprintf("Problem %s cannot be fixed by %s.", nof.Code, nof.Reply), "Reply with one of: " + offeredList(nof.Offered) + "."}, true
-	case errors.Is(err, errStoreFailed):
+	case errors.Is(err, problems.ErrStore):
 		return refusal{}, false
 	}
-	// The remaining errors of answerTx are about the reply's words.
+	// The remaining errors of AnswerTx are about the reply's words.
 	return refusal{err.Error() + ".", "For example: hint use the v2 API"}, true
 }
-
-// errStoreFailed marks errors of the store itself, which are retried rather
-// than answered.
-var errStoreFailed = errors.New("mailbot: state store failed")
 
 // quickMessageID reads the first Message-ID field without parsing the body.
 func quickMessageID(raw []byte) string {

@@ -22,20 +22,25 @@ type Pause struct {
 // every repository also lifts each repository's own pause.
 func (s *Store) SetPaused(ctx context.Context, repo string, paused bool, who string, ch Channel) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		now := state.Now(s.Now())
-		if repo == "" && !paused {
-			if _, err := tx.ExecContext(ctx, "UPDATE pauses SET paused = 0, who = ?, channel = ?, at = ? WHERE paused = 1", who, ch, now); err != nil {
-				return fmt.Errorf("resuming: %w", err)
-			}
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO pauses (scope, paused, who, channel, at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (scope) DO UPDATE SET paused = excluded.paused, who = excluded.who, channel = excluded.channel, at = excluded.at`,
-			repo, paused, who, ch, now)
-		if err != nil {
-			return fmt.Errorf("recording the pause state: %w", err)
-		}
-		return nil
+		return s.SetPausedTx(ctx, tx, repo, paused, who, ch)
 	})
+}
+
+// SetPausedTx is SetPaused inside the caller's transaction.
+func (s *Store) SetPausedTx(ctx context.Context, tx Runner, repo string, paused bool, who string, ch Channel) error {
+	now := state.Now(s.Now())
+	if repo == "" && !paused {
+		if _, err := tx.ExecContext(ctx, "UPDATE pauses SET paused = 0, who = ?, channel = ?, at = ? WHERE paused = 1", who, ch, now); err != nil {
+			return fmt.Errorf("resuming: %w: %w", ErrStore, err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO pauses (scope, paused, who, channel, at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (scope) DO UPDATE SET paused = excluded.paused, who = excluded.who, channel = excluded.channel, at = excluded.at`,
+		repo, paused, who, ch, now)
+	if err != nil {
+		return fmt.Errorf("recording the pause state: %w: %w", ErrStore, err)
+	}
+	return nil
 }
 
 // Paused returns whether a repository is paused, and by which record: the

@@ -59,7 +59,9 @@ func (p *Problem) Offers(v Verb) bool {
 
 // Decision is an answer to a problem, from any channel.
 type Decision struct {
-	ID        int64     `json:"id"`
+	ID int64 `json:"id"`
+	// ProblemID is the problem's row id in the store.
+	ProblemID int64     `json:"-"`
 	Code      Code      `json:"code"`
 	Reply     Verb      `json:"reply"`
 	Words     string    `json:"words,omitempty"`

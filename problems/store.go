@@ -134,7 +134,7 @@ func scanProblem(row scanner, withLog, withDecision bool) (*Problem, error) {
 	p.Replies = splitVerbs(replies)
 	p.CreatedAt, p.UpdatedAt = state.ParseTime(created), state.ParseTime(updated)
 	if did.Valid {
-		p.Decision = &Decision{ID: did.Int64, Code: p.Code, Reply: Verb(reply.String), Words: words.String,
+		p.Decision = &Decision{ID: did.Int64, ProblemID: p.id, Code: p.Code, Reply: Verb(reply.String), Words: words.String,
 			Channel: Channel(channel.String), Who: who.String, SourceID: source.String,
 			At: state.ParseTime(dat.String), AppliedAt: state.ParseTime(applied.String), Outcome: outcome.String}
 	}
