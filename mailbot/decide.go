@@ -12,6 +12,7 @@ import (
 
 	"github.com/emersion/go-message/textproto"
 
+	"github.com/agentkit/agentkit/internal/state"
 	"github.com/agentkit/agentkit/problems"
 )
 
@@ -161,3 +162,10 @@ func (f *storeFacts) ProblemByMessageID(messageID string) (string, bool, error) 
 
 // OwnMessageIDDomain is the domain of the bot's Message-IDs.
 func (f *storeFacts) OwnMessageIDDomain() string { return f.domain }
+
+// NewStoreFacts answers the decision's questions from the state store, read
+// only, for `agentkit phone check` and `phone test`: the same facts the
+// running bot uses.
+func NewStoreFacts(ctx context.Context, db *state.DB, cfg *Config) Facts {
+	return &storeFacts{q: db.DB, domain: messageIDDomain(cfg), ctx: ctx}
+}

@@ -72,7 +72,7 @@ func phoneCheckRun(ctx context.Context, opts *phoneCheckOptions) error {
 	if opts.Offline {
 		lookup = func(string) ([]string, error) { return nil, errOfflineDNS }
 	}
-	deps := mailbot.Deps{Now: ios.now, LookupTXT: lookup, Facts: &storeFacts{ctx: ctx, db: db, cfg: &cfg}}
+	deps := mailbot.Deps{Now: ios.now, LookupTXT: lookup, Facts: mailbot.NewStoreFacts(ctx, db, &cfg)}
 
 	refused := 0
 	for i, file := range opts.Files {

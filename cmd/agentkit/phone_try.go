@@ -140,7 +140,7 @@ func phoneTestRun(ctx context.Context, opts *phoneTestOptions) error {
 		return err
 	}
 
-	facts := &testFacts{storeFacts: storeFacts{ctx: ctx, db: db, cfg: &cfg}, messageID: m.MessageID, code: m.Code}
+	facts := &testFacts{Facts: mailbot.NewStoreFacts(ctx, db, &cfg), messageID: m.MessageID, code: m.Code}
 	verdict, err := mailbot.Decide(reply.Raw, reply.InternalDate, &cfg, mailbot.Deps{Now: ios.now, LookupTXT: opts.lookupTXT, Facts: facts})
 	if err != nil {
 		return err
@@ -260,7 +260,7 @@ func freshCode(ctx context.Context, s *problems.Store, rnd io.Reader) (problems.
 
 // testFacts are the store's facts, plus the test email's thread.
 type testFacts struct {
-	storeFacts
+	mailbot.Facts
 	messageID, code string
 }
 
@@ -268,5 +268,5 @@ func (f *testFacts) ProblemByMessageID(id string) (string, bool, error) {
 	if strings.EqualFold(id, f.messageID) {
 		return f.code, true, nil
 	}
-	return f.storeFacts.ProblemByMessageID(id)
+	return f.Facts.ProblemByMessageID(id)
 }
