@@ -4,18 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+
+	"github.com/agentkit/agentkit/problems"
 )
 
 // runner is what the store code runs statements on: the database, a
 // transaction, or either through prepared statements.
-type runner interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+type runner = problems.Runner
 
 var (
-	_ runner = (*sql.Tx)(nil)
-	_ runner = (*sql.DB)(nil)
 	_ runner = preparedTx{}
 	_ runner = preparedDB{}
 )
