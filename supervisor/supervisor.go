@@ -1,0 +1,427 @@
+// Package supervisor runs a repository's jobs: it plans them, builds each task in its own worktree with a coding-agent runtime, checks it with the project's gates, reviews and merges it into the integration branch, and turns what retries cannot fix into problems.
+package supervisor
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentkit/agentkit/internal/git"
+	"github.com/agentkit/agentkit/internal/project"
+	"github.com/agentkit/agentkit/internal/repos"
+	"github.com/agentkit/agentkit/internal/state"
+	"github.com/agentkit/agentkit/problems"
+	"github.com/agentkit/agentkit/runtimes"
+)
+
+// Factory makes a runtime adapter; runtimes.New unless a test injects another.
+type Factory func(name string, cfg project.RuntimeConfig, opts runtimes.Options) (runtimes.Runtime, error)
+
+// Config is what a supervisor needs; DB and Repo are required.
+type Config struct {
+	DB   *state.DB
+	Repo repos.Repo
+	// Runtimes makes the coding-agent adapters (default runtimes.New).
+	Runtimes Factory
+	// Clock tells the time for waits on a provider's reset (default the wall clock).
+	Clock Clock
+	// Env is the environment agents and gates inherit, before secrets are
+	// removed (default os.Environ()).
+	Env []string
+	// Secrets are extra values to keep out of logs and problems.
+	Secrets []string
+	// Logger gets what the supervisor does (default: discarded).
+	Logger *slog.Logger
+	// OnEvent is called with every event after it is stored.
+	OnEvent func(Event)
+	// UntilDone makes Run return once no started job of the repository is
+	// left running (every one done or cancelled).
+	UntilDone bool
+	// Poll is how often the store is checked for decisions and pause
+	// changes (default 200ms).
+	Poll time.Duration
+	// SessionTimeout limits one agent session when project.yaml sets no
+	// runtimes.timeout (default one hour).
+	SessionTimeout time.Duration
+}
+
+// Supervisor runs the started jobs of one repository.
+type Supervisor struct {
+	db      *state.DB
+	store   *problems.Store
+	repo    repos.Repo
+	root    string
+	factory Factory
+	clock   Clock
+	env     []string
+	secrets []string
+	log     *slog.Logger
+	onEvent func(Event)
+	until   bool
+	poll    time.Duration
+	timeout time.Duration
+	pid     int
+
+	// mu guards the jobs, their tasks, the running set and the project settings.
+	mu       sync.Mutex
+	proj     project.Config
+	projMod  time.Time
+	jobs     map[int64]*job
+	running  map[*task]context.CancelFunc
+	paused   problems.Pause
+	rts      map[string]runtimes.Runtime
+	rtWait   map[string]time.Time // a runtime's provider is out of quota until then
+	wake     chan struct{}
+	wg       sync.WaitGroup
+	mergeSem chan struct{}
+	stats    Stats
+	statsMu  sync.Mutex
+	stopping bool
+}
+
+// Stats splits where a supervisor's time went, for the benchmark: the
+// supervisor's own overhead is Pipeline minus Session, Git, Gate and
+// MergeWait, plus Scheduler.
+type Stats struct {
+	Merged    int           // tasks merged
+	Pipeline  time.Duration // wall time of task pipelines, summed
+	Session   time.Duration // agent sessions
+	Git       time.Duration // git commands: worktrees, commits, merges
+	Gate      time.Duration // task and full gates
+	MergeWait time.Duration // waiting for the integration worktree
+	Scheduler time.Duration // scheduler passes and store checks
+}
+
+// Overhead is the supervisor's own time: bookkeeping, not git, gates or agents.
+func (s Stats) Overhead() time.Duration {
+	return s.Pipeline - s.Session - s.Git - s.Gate - s.MergeWait + s.Scheduler
+}
+
+// New checks cfg and returns a supervisor for the repository.
+func New(cfg Config) (*Supervisor, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("supervisor: no state store")
+	}
+	if cfg.Repo.Path == "" || cfg.Repo.Name == "" {
+		return nil, errors.New("supervisor: no repository; register it with agentkit init")
+	}
+	s := &Supervisor{
+		db:      cfg.DB,
+		store:   problems.NewStore(cfg.DB),
+		repo:    cfg.Repo,
+		root:    cfg.Repo.Path,
+		factory: cfg.Runtimes,
+		clock:   cfg.Clock,
+		env:     cfg.Env,
+		secrets: cfg.Secrets,
+		log:     cfg.Logger,
+		onEvent: cfg.OnEvent,
+		until:   cfg.UntilDone,
+		poll:    cfg.Poll,
+		timeout: cfg.SessionTimeout,
+		pid:     os.Getpid(),
+		jobs:    map[int64]*job{},
+		running: map[*task]context.CancelFunc{},
+		rts:     map[string]runtimes.Runtime{},
+		rtWait:  map[string]time.Time{},
+		wake:    make(chan struct{}, 1),
+		mergeSem: make(chan struct{}, 1),
+	}
+	if s.factory == nil {
+		s.factory = runtimes.New
+	}
+	if s.clock == nil {
+		s.clock = RealClock{}
+	}
+	if s.env == nil {
+		s.env = os.Environ()
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.poll <= 0 {
+		s.poll = 200 * time.Millisecond
+	}
+	if s.timeout <= 0 {
+		s.timeout = time.Hour
+	}
+	s.store.Now = s.clock.Now
+	red := newRedactor(s.env, s.secrets)
+	s.store.Redact = red
+	return s, nil
+}
+
+// Stats returns where the supervisor's time went so far.
+func (s *Supervisor) Stats() Stats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.stats
+}
+
+func (s *Supervisor) addStat(f func(*Stats)) {
+	s.statsMu.Lock()
+	f(&s.stats)
+	s.statsMu.Unlock()
+}
+
+// Run supervises the repository until ctx ends (or, with UntilDone, until no
+// started job is left running). It takes the repository's lock, reconciles
+// what a previous supervisor left, and then plans, launches, checks, merges
+// and applies decisions. Running sessions are stopped when ctx ends; they are
+// resumed by the next supervisor.
+func (s *Supervisor) Run(ctx context.Context) error {
+	lock, err := acquireLock(s.root)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	if _, _, err := git.Author(ctx, s.root); err != nil {
+		return err
+	}
+	if err := s.loadProject(); err != nil {
+		return err
+	}
+	if err := ensureGitignore(s.root); err != nil {
+		return err
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("opening a watch connection to the state store: %w", err)
+	}
+	defer conn.Close()
+
+	runCtx, cancelAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		s.mu.Lock()
+		s.stopping = true
+		s.mu.Unlock()
+		cancelAll()
+		s.wg.Wait()
+	}()
+	if err := s.loadJobs(ctx); err != nil {
+		return err
+	}
+	if err := s.reconcile(ctx); err != nil {
+		return err
+	}
+	ticker := time.NewTicker(s.poll)
+	defer ticker.Stop()
+	lastVersion := int64(-1)
+	dirty := true
+	var timer <-chan time.Time
+	var timerAt time.Time
+	for {
+		if v, err := s.db.DataVersion(ctx, conn); err == nil && v != lastVersion {
+			lastVersion, dirty = v, true
+		}
+		if dirty {
+			dirty = false
+			start := time.Now()
+			if err := s.refresh(ctx); err != nil {
+				s.log.Error("reading the state store", "err", err)
+			}
+			finished := s.schedule(runCtx)
+			s.addStat(func(st *Stats) { st.Scheduler += time.Since(start) })
+			if finished && s.until {
+				return nil
+			}
+			if next := s.nextWake(); !next.Equal(timerAt) {
+				timerAt, timer = next, nil
+				if !next.IsZero() {
+					timer = s.clock.After(next.Sub(s.clock.Now()))
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+			dirty = true
+		case <-timer:
+			timerAt, timer, dirty = time.Time{}, nil, true
+		case <-ticker.C:
+		}
+	}
+}
+
+// kick asks the scheduler for a pass.
+func (s *Supervisor) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loadProject (re)reads .ai/project.yaml when it changed.
+func (s *Supervisor) loadProject() error {
+	path := project.Path(s.root)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("reading project settings: %w (run agentkit init in %s)", err, s.root)
+	}
+	s.mu.Lock()
+	same := fi.ModTime().Equal(s.projMod) && !s.projMod.IsZero()
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
+	cfg, err := project.Load(path)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.proj, s.projMod = cfg, fi.ModTime()
+	s.rts = map[string]runtimes.Runtime{}
+	s.mu.Unlock()
+	return nil
+}
+
+// project returns the current settings.
+func (s *Supervisor) project() project.Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proj
+}
+
+// runtime returns the adapter called name, made once per project settings.
+func (s *Supervisor) runtime(name string) (runtimes.Runtime, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rt, ok := s.rts[name]; ok {
+		return rt, nil
+	}
+	cfg, ok := s.proj.Runtimes.Runtime(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown runtime %q; use one of claude, codex, opencode, command", name)
+	}
+	rt, err := s.factory(name, cfg, runtimes.Options{
+		Env:      s.env,
+		AllowEnv: s.proj.Runtimes.AllowEnv,
+		Secrets:  s.secrets,
+		Grace:    s.proj.Runtimes.Grace.Or(runtimes.DefaultGrace),
+		Now:      s.clock.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.rts[name] = rt
+	return rt, nil
+}
+
+// childEnv is the environment of gates: the parent's minus every secret.
+func (s *Supervisor) childEnv() []string {
+	s.mu.Lock()
+	allow := s.proj.Runtimes.AllowEnv
+	s.mu.Unlock()
+	return runtimes.ChildEnv(s.env, allow, nil)
+}
+
+// emit records an event in its own transaction.
+func (s *Supervisor) emit(ctx context.Context, jobName, taskName, kind, msg string) {
+	e := &Event{Repo: s.repo.Name, Job: jobName, Task: taskName, At: s.clock.Now(), Kind: kind, Message: msg}
+	err := s.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error { return insertEvent(ctx, tx, e) })
+	if err != nil {
+		s.log.Error("recording an event", "err", err)
+		return
+	}
+	s.published(e)
+}
+
+func (s *Supervisor) published(e *Event) {
+	s.log.Info(e.Message, "job", e.Job, "task", e.Task, "kind", e.Kind)
+	if s.onEvent != nil {
+		s.onEvent(*e)
+	}
+}
+
+// txFunc is more work for a state change's transaction; it may amend the event.
+type txFunc func(tx *sql.Tx, e *Event) error
+
+// update changes a task (and its job) under the lock and writes both, an
+// event and whatever extra does, in one transaction. On failure the
+// in-memory task and job are restored.
+func (s *Supervisor) update(ctx context.Context, t *task, kind, msg string, mutate func(t *task), extra txFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updateLocked(ctx, t, kind, msg, mutate, extra)
+}
+
+func (s *Supervisor) updateLocked(ctx context.Context, t *task, kind, msg string, mutate func(t *task), extra txFunc) error {
+	oldTask, oldJob := *t, *t.job
+	if mutate != nil {
+		mutate(t)
+	}
+	now := s.clock.Now()
+	e := &Event{Repo: s.repo.Name, Job: t.job.name, Task: t.name, At: now, Kind: kind, Message: msg}
+	err := s.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		if extra != nil {
+			if err := extra(tx, e); err != nil {
+				return err
+			}
+		}
+		if err := saveTask(ctx, tx, t, now); err != nil {
+			return err
+		}
+		if err := saveJob(ctx, tx, t.job, now); err != nil {
+			return err
+		}
+		if e.Message == "" {
+			return nil
+		}
+		return insertEvent(ctx, tx, e)
+	})
+	if err != nil {
+		*t, *t.job = oldTask, oldJob
+		s.log.Error("saving a task", "task", t.name, "err", err)
+		return err
+	}
+	if e.Message != "" {
+		s.published(e)
+	}
+	return nil
+}
+
+// updateJob changes a job under the lock and writes it with an event.
+func (s *Supervisor) updateJob(ctx context.Context, j *job, kind, msg string, mutate func(j *job), extra txFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updateJobLocked(ctx, j, kind, msg, mutate, extra)
+}
+
+func (s *Supervisor) updateJobLocked(ctx context.Context, j *job, kind, msg string, mutate func(j *job), extra txFunc) error {
+	old := *j
+	if mutate != nil {
+		mutate(j)
+	}
+	now := s.clock.Now()
+	e := &Event{Repo: s.repo.Name, Job: j.name, At: now, Kind: kind, Message: msg}
+	err := s.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		if extra != nil {
+			if err := extra(tx, e); err != nil {
+				return err
+			}
+		}
+		if err := saveJob(ctx, tx, j, now); err != nil {
+			return err
+		}
+		if e.Message == "" {
+			return nil
+		}
+		return insertEvent(ctx, tx, e)
+	})
+	if err != nil {
+		*j = old
+		s.log.Error("saving a job", "job", j.name, "err", err)
+		return err
+	}
+	if e.Message != "" {
+		s.published(e)
+	}
+	return nil
+}
