@@ -48,6 +48,7 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdPause(ios, true, nil),
 		newCmdPause(ios, false, nil),
 		newCmdVersion(ios),
+		newCmdRuntimes(ios, nil),
 	)
 	return root
 }
