@@ -223,7 +223,11 @@ func (s *Supervisor) scheduleJob(ctx context.Context, j *job, now time.Time) {
 				_ = s.updateLocked(ctx, t, "state", fmt.Sprintf("cancelled: it depends on %s, which was %s", dead, j.byName[dead].state),
 					func(t *task) { t.state = Cancelled }, nil)
 			} else if ready {
-				_ = s.updateLocked(ctx, t, "state", "ready: its dependencies are merged", func(t *task) { t.state = Ready }, nil)
+				msg := "ready"
+				if len(t.spec.DependsOn) > 0 {
+					msg = "ready: its dependencies are merged"
+				}
+				_ = s.updateLocked(ctx, t, "state", msg, func(t *task) { t.state = Ready }, nil)
 			}
 		case Waiting:
 			if !t.waitUntil.After(now) {
