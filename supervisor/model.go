@@ -116,10 +116,10 @@ type task struct {
 	tokens       int64
 
 	// In memory only.
-	fresh   bool   // the next gate ignores cached results (retry, accept)
-	dropped  bool  // a re-plan removed the task while it ran
-	nextSpec *Task // a re-plan's entry for the task, taken when its pipeline ends
-	blocked string // why it is not launched, as last reported
+	fresh    bool   // the next gate ignores cached results (retry, accept)
+	dropped  bool   // a re-plan removed the task while it ran
+	nextSpec *Task  // a re-plan's entry for the task, taken when its pipeline ends
+	blocked  string // why it is not launched, as last reported
 }
 
 // hasRetried reports whether the one automatic retry for kind is used.

@@ -14,7 +14,9 @@ import (
 )
 
 // IntegrationDir is the work tree where merges into the integration branch happen.
-func IntegrationDir(root string) string { return filepath.Join(root, ".ai", "worktrees", "_integration") }
+func IntegrationDir(root string) string {
+	return filepath.Join(root, ".ai", "worktrees", "_integration")
+}
 
 // TaskDir is a writing task's work tree.
 func TaskDir(root, task string) string { return filepath.Join(root, ".ai", "worktrees", task) }
