@@ -188,7 +188,11 @@ func planBrief(jf *JobFile, cfg project.Config, files []string, existing []Task,
 	if len(existing) > 0 {
 		b.WriteString("\n# The job's current tasks (keep the ids of merged ones; they are not run again)\n")
 		for _, t := range existing {
-			fmt.Fprintf(&b, "- %s (%s): %s\n", t.ID, states[t.ID], t.Title)
+			fmt.Fprintf(&b, "- %s (%s)", t.ID, states[t.ID])
+			if t.Title != "" {
+				fmt.Fprintf(&b, ": %s", t.Title)
+			}
+			b.WriteString("\n")
 		}
 	}
 	fmt.Fprintf(&b, `

@@ -37,6 +37,7 @@ func (s *Supervisor) jobByName(name string) *job {
 
 // markOnly records a decision's outcome without changing any task.
 func (s *Supervisor) markOnly(ctx context.Context, p *problems.Problem, outcome string) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	err := s.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		return s.store.MarkAppliedTx(ctx, tx, p.Decision.ID, outcome)
 	})
@@ -46,6 +47,7 @@ func (s *Supervisor) markOnly(ctx context.Context, p *problems.Problem, outcome 
 }
 
 func (s *Supervisor) applyLocked(ctx context.Context, p *problems.Problem) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	d := p.Decision
 	j := s.jobByName(p.Job)
 	if j == nil || j.state != JobStarted {
@@ -285,6 +287,7 @@ func (s *Supervisor) recordPlanWords(j *job, who, words string) {
 // applyJobLocked applies a decision on a job's own problem: its plan, or its
 // final review.
 func (s *Supervisor) applyJobLocked(ctx context.Context, j *job, p *problems.Problem) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	d := p.Decision
 	if j.problemID != p.ID() {
 		s.markOnly(ctx, p, "nothing done: the job has moved on")

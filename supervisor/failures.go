@@ -40,6 +40,7 @@ func (s *Supervisor) stop(ctx context.Context, t *task, f failure) {
 }
 
 func (s *Supervisor) stopLocked(ctx context.Context, t *task, f failure) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	sig := setupSignature(f.kind, f.cause)
 	_ = s.updateLocked(ctx, t, "problem", "", func(t *task) {
 		t.state, t.step, t.setupSig = Stopped, f.step, sig

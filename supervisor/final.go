@@ -88,6 +88,7 @@ func (s *Supervisor) runFinalReview(ctx context.Context, j *job, round int) {
 
 // finalProblemLocked stops the final review with a job-level problem.
 func (s *Supervisor) finalProblemLocked(ctx context.Context, j *job, f failure) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	_ = s.updateJobLocked(ctx, j, "problem", "", func(j *job) { j.finalReview = "stopped" }, func(tx *sql.Tx, e *Event) error {
 		code, id, err := s.createProblem(ctx, tx, j.name, "", f, nil)
 		if err != nil {
@@ -101,6 +102,7 @@ func (s *Supervisor) finalProblemLocked(ctx context.Context, j *job, f failure) 
 
 // addFixTaskLocked adds the task that addresses a final review's findings.
 func (s *Supervisor) addFixTaskLocked(ctx context.Context, j *job, round int, findings string) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	name := fmt.Sprintf("%s-review-%d", j.name, round)
 	for j.byName[name] != nil {
 		name += "x"

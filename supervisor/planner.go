@@ -73,6 +73,7 @@ func planSummary(err error) string {
 
 // planProblemLocked stops the job's planning with a problem.
 func (s *Supervisor) planProblemLocked(ctx context.Context, j *job, f failure, replies []problems.Verb) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	_ = s.updateJobLocked(ctx, j, "problem", "", nil, func(tx *sql.Tx, e *Event) error {
 		code, id, err := s.createProblem(ctx, tx, j.name, "", f, replies)
 		if err != nil {
@@ -193,6 +194,7 @@ func (s *Supervisor) runPlanner(ctx context.Context, j *job, snap planSnapshot) 
 // kept ones take their new entry, dropped unfinished ones are cancelled.
 // With write set, .ai/tasks.yaml gets the job's new tasks. The caller holds s.mu.
 func (s *Supervisor) applyPlanLocked(ctx context.Context, j *job, tasks []Task, revision int, write bool, source string) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	if write {
 		current, err := s.readPlan()
 		if err == nil {

@@ -301,6 +301,7 @@ func (s *Supervisor) scheduleEnd(ctx context.Context, j *job, busy int) {
 // finishJobLocked marks the job done with the integration branch's head and
 // owes the owner a job-done email.
 func (s *Supervisor) finishJobLocked(ctx context.Context, j *job) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	head, err := git.Head(ctx, s.integrationDir())
 	if err != nil {
 		s.log.Error("reading the integration head", "err", err)

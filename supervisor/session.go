@@ -63,13 +63,14 @@ func (s *Supervisor) runSession(ctx context.Context, sp sessionSpec) sessionResu
 	}
 	token := newID("att-")
 	now := s.clock.Now()
+	wctx := context.WithoutCancel(ctx) // the attempt is recorded even when the session is stopped
 	var attemptID int64
 	insert := func(tx *sql.Tx, _ *Event) error {
 		var taskID any
 		if sp.task != nil {
 			taskID = sp.task.id
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO attempts (job_id, task_id, step, runtime, session, token, owner, started_at)
+		res, err := tx.ExecContext(wctx, `INSERT INTO attempts (job_id, task_id, step, runtime, session, token, owner, started_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sp.job.id, taskID, sp.step, sp.runtime, sp.session, token, s.pid, state.Now(now))
 		if err != nil {
 			return fmt.Errorf("recording an attempt: %w", err)
@@ -137,18 +138,18 @@ func (s *Supervisor) runSession(ctx context.Context, sp sessionSpec) sessionResu
 		outcome = "ok"
 	}
 	end := func(tx *sql.Tx, _ *Event) error {
-		_, err := tx.ExecContext(ctx, `UPDATE attempts SET ended_at = ?, exit_code = ?, class = ?, message = ?, outcome = ?,
+		_, err := tx.ExecContext(wctx, `UPDATE attempts SET ended_at = ?, exit_code = ?, class = ?, message = ?, outcome = ?,
 			tokens = ?, counted = ?, session = ? WHERE id = ?`, state.Now(s.clock.Now()), out.ExitCode, string(out.Class),
 			out.Message, outcome, tokens, counted, out.SessionID, attemptID)
 		return err
 	}
 	if sp.task != nil {
-		_ = s.update(ctx, sp.task, "", "", func(t *task) {
+		_ = s.update(wctx, sp.task, "", "", func(t *task) {
 			t.tokens += tokens
 			t.job.tokens += tokens
 		}, end)
 	} else {
-		_ = s.updateJob(ctx, sp.job, "", "", func(j *job) { j.tokens += tokens }, end)
+		_ = s.updateJob(wctx, sp.job, "", "", func(j *job) { j.tokens += tokens }, end)
 	}
 	return res
 }

@@ -324,6 +324,7 @@ func (s *Supervisor) childEnv() []string {
 
 // emit records an event in its own transaction.
 func (s *Supervisor) emit(ctx context.Context, jobName, taskName, kind, msg string) {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	e := &Event{Repo: s.repo.Name, Job: jobName, Task: taskName, At: s.clock.Now(), Kind: kind, Message: msg}
 	err := s.db.Tx(context.WithoutCancel(ctx), func(tx *sql.Tx) error { return insertEvent(ctx, tx, e) })
 	if err != nil {
@@ -353,6 +354,7 @@ func (s *Supervisor) update(ctx context.Context, t *task, kind, msg string, muta
 }
 
 func (s *Supervisor) updateLocked(ctx context.Context, t *task, kind, msg string, mutate func(t *task), extra txFunc) error {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	oldTask, oldJob := *t, *t.job
 	if mutate != nil {
 		mutate(t)
@@ -395,6 +397,7 @@ func (s *Supervisor) updateJob(ctx context.Context, j *job, kind, msg string, mu
 }
 
 func (s *Supervisor) updateJobLocked(ctx context.Context, j *job, kind, msg string, mutate func(j *job), extra txFunc) error {
+	ctx = context.WithoutCancel(ctx) // state writes finish even when the supervisor stops
 	old := *j
 	if mutate != nil {
 		mutate(j)

@@ -120,10 +120,10 @@ if [ "$AGENTKIT_ROLE" = "readonly" ]; then
   esac
 fi
 n=$(( $(cat "$S/calls/$key.count" 2>/dev/null || echo 0) + 1 ))
-echo $n > "$S/calls/$key.count"
 printf '%%s' "$prompt" > "$S/calls/$key.$n.prompt"
 echo "$AGENTKIT_SESSION" > "$S/calls/$key.$n.session"
 echo $$ > "$S/calls/$key.$n.pid"
+echo $n > "$S/calls/$key.count"
 if [ -f "$S/scripts/$key.sh" ]; then
   printf '%%s' "$prompt" | sh "$S/scripts/$key.sh" "$n"
   exit $?
@@ -426,3 +426,12 @@ func verbs(p *problems.Problem) []string {
 }
 
 func problemsCode(s string) problems.Code { return problems.Code(s) }
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	must(t, err)
+	return pid
+}
