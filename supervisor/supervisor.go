@@ -80,6 +80,9 @@ type Supervisor struct {
 	wake     chan struct{}
 	wg       sync.WaitGroup
 	mergeSem chan struct{}
+	// repoMu serialises changes to the repository's shared metadata
+	// (work trees and branches), which git does not lock against each other.
+	repoMu   sync.Mutex
 	stats    Stats
 	statsMu  sync.Mutex
 	stopping bool

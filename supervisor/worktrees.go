@@ -36,6 +36,8 @@ func (s *Supervisor) timeGit(start time.Time) {
 func (s *Supervisor) ensureIntegration(ctx context.Context) (string, error) {
 	defer s.timeGit(time.Now())
 	branch := s.project().IntegrationBranch
+	s.repoMu.Lock()
+	defer s.repoMu.Unlock()
 	dir := s.integrationDir()
 	if !git.BranchExists(ctx, s.root, branch) {
 		if err := git.CreateBranch(ctx, s.root, branch, "HEAD"); err != nil {
@@ -70,50 +72,61 @@ func (s *Supervisor) ensureIntegration(ctx context.Context) (string, error) {
 // ensureTaskWorktree makes sure a writing task has its work tree and branch,
 // made from the integration branch, and records the commit it started from.
 func (s *Supervisor) ensureTaskWorktree(ctx context.Context, t *task) (string, error) {
-	start := time.Now()
-	defer s.timeGit(start)
 	dir := TaskDir(s.root, t.name)
 	branch := TaskBranch(t.job.name, t.name)
-	if git.IsWorktree(ctx, s.root, dir) {
-		if cur := git.CurrentBranch(ctx, dir); cur != branch {
-			return "", fmt.Errorf("%s is the work tree of %q, not of this task; run agentkit job clean for the job that owns it", dir, cur)
-		}
-		if t.base == "" {
-			base, err := git.Head(ctx, dir)
-			if err != nil {
-				return "", err
-			}
-			_ = s.update(ctx, t, "", "", func(t *task) { t.base = base }, nil)
-		}
-		return dir, nil
-	}
-	integration := s.project().IntegrationBranch
-	var err error
-	if git.BranchExists(ctx, s.root, branch) {
-		err = git.AddWorktree(ctx, s.root, dir, branch, "")
-	} else {
-		err = git.AddWorktree(ctx, s.root, dir, branch, integration)
-	}
+	made, base, err := s.addTaskWorktree(ctx, dir, branch)
 	if err != nil {
 		return "", fmt.Errorf("creating the work tree of task %s: %w", t.name, err)
 	}
-	base, err := git.Head(ctx, dir)
-	if err != nil {
-		return "", err
+	// The store is written after repoMu is released: s.mu is never taken under it.
+	if made {
+		err = s.update(ctx, t, "worktree", fmt.Sprintf("work tree %s on branch %s from %s", relPath(s.root, dir), branch, short(base)),
+			func(t *task) {
+				if t.base == "" {
+					t.base = base
+				}
+			}, nil)
+	} else if t.base == "" {
+		err = s.update(ctx, t, "", "", func(t *task) { t.base = base }, nil)
 	}
-	err = s.update(ctx, t, "worktree", fmt.Sprintf("work tree %s on branch %s from %s", relPath(s.root, dir), branch, short(base)),
-		func(t *task) {
-			if t.base == "" {
-				t.base = base
-			}
-		}, nil)
 	return dir, err
+}
+
+// addTaskWorktree checks the task's branch out at dir, creating the branch
+// from the integration branch when it is new. It reports whether it made the
+// work tree, and the commit the work tree is at.
+func (s *Supervisor) addTaskWorktree(ctx context.Context, dir, branch string) (bool, string, error) {
+	defer s.timeGit(time.Now())
+	integration := s.project().IntegrationBranch
+	s.repoMu.Lock()
+	defer s.repoMu.Unlock()
+	made := false
+	if git.IsWorktree(ctx, s.root, dir) {
+		if cur := git.CurrentBranch(ctx, dir); cur != branch {
+			return false, "", fmt.Errorf("%s is the work tree of %q, not of this task; run agentkit job clean for the job that owns it", dir, cur)
+		}
+	} else {
+		var err error
+		if git.BranchExists(ctx, s.root, branch) {
+			err = git.AddWorktree(ctx, s.root, dir, branch, "")
+		} else {
+			err = git.AddWorktree(ctx, s.root, dir, branch, integration)
+		}
+		if err != nil {
+			return false, "", err
+		}
+		made = true
+	}
+	base, err := git.Head(ctx, dir)
+	return made, base, err
 }
 
 // removeTaskWorktree removes a task's work tree; its branch stays until
 // agentkit job clean.
 func (s *Supervisor) removeTaskWorktree(ctx context.Context, t *task) {
 	defer s.timeGit(time.Now())
+	s.repoMu.Lock()
+	defer s.repoMu.Unlock()
 	if err := git.RemoveWorktree(ctx, s.root, TaskDir(s.root, t.name)); err != nil {
 		s.log.Warn("removing a merged task's work tree", "task", t.name, "err", err)
 	}

@@ -49,6 +49,8 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdPause(ios, false, nil),
 		newCmdVersion(ios),
 		newCmdRuntimes(ios, nil),
+		newCmdJob(ios),
+		newCmdEvents(ios, nil),
 	)
 	return root
 }

@@ -67,16 +67,22 @@ func AddWorktree(ctx context.Context, repoDir, path, branch, start string) error
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	// A folder left by a removed work tree would make git refuse.
-	_, _ = Run(ctx, repoDir, "worktree", "prune")
 	args := []string{"worktree", "add", "--quiet"}
 	if start != "" {
 		args = append(args, "-b", branch, path, start)
 	} else {
 		args = append(args, path, branch)
 	}
-	_, err := Run(ctx, repoDir, args...)
-	return err
+	if _, err := Run(ctx, repoDir, args...); err != nil {
+		// A stale entry of a work tree removed by hand makes git refuse:
+		// prune it and try once more.
+		if _, perr := Run(ctx, repoDir, "worktree", "prune"); perr != nil {
+			return err
+		}
+		_, err = Run(ctx, repoDir, args...)
+		return err
+	}
+	return nil
 }
 
 // RemoveWorktree removes the work tree at path, with any changes in it.
