@@ -124,3 +124,32 @@ func TestHumanReviewAccept(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+func TestCrashRetriedOnceAuthNotAtAll(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.script("crashy", `echo "panic: runtime error: index out of range"; exit 2`)
+	w.script("locked", `echo "Error: not logged in. Please run /login"; exit 1`)
+	w.job("j1", `tasks:
+  - {id: crashy, job_id: j1, kind: SAFE_PARALLEL}
+  - {id: locked, job_id: j1, kind: SAFE_PARALLEL}
+`)
+	w.start()
+	crash := w.problem("j1", "crashy")
+	auth := w.problem("j1", "locked")
+	if crash.Kind != "crashed" || strings.Join(verbs(crash), " ") != "retry hint skip plan" || !strings.Contains(crash.Summary, "index out of range") {
+		t.Errorf("crash problem %s %v %q", crash.Kind, crash.Replies, crash.Summary)
+	}
+	if w.calls("crashy") != 2 || w.session("crashy", 2) != w.session("crashy", 1) {
+		t.Errorf("crash: %d calls; want the one automatic retry in the same session", w.calls("crashy"))
+	}
+	if auth.Kind != "auth_required" || strings.Join(verbs(auth), " ") != "retry skip" || w.calls("locked") != 1 {
+		t.Errorf("auth problem %s %v after %d calls", auth.Kind, auth.Replies, w.calls("locked"))
+	}
+	// One auth failure alone does not hold the job.
+	var hold string
+	must(t, w.db.QueryRow("SELECT hold FROM jobs WHERE name = 'j1'").Scan(&hold))
+	if hold != "" {
+		t.Errorf("held by %q", hold)
+	}
+}

@@ -102,13 +102,19 @@ func (p Plan) Marshal() ([]byte, error) {
 
 // ParsePlan decodes tasks.yaml content; name is used in errors. Unknown
 // fields are refused with their line. It does not validate: see Validate.
-func ParsePlan(name string, data []byte) (Plan, error) {
-	var p Plan
+func ParsePlan(name string, data []byte) (p Plan, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return p, nil
 	}
+	// The YAML decoder panics on some malformed input; a coordinator's
+	// answer must never take the supervisor down.
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = Plan{}, fmt.Errorf("%s: not readable as YAML (%v); check its indentation and brackets", name, r)
+		}
+	}()
 	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField()).Decode(&p); err != nil && !errors.Is(err, io.EOF) {
-		return Plan{}, fmt.Errorf("%s: %s", name, yaml.FormatError(err, false, false))
+		return Plan{}, fmt.Errorf("%s: %s (a task takes id, job_id, title, description, kind, role, expected_paths, depends_on, gate_level, runtime, acceptance; see docs/jobs.md)", name, yaml.FormatError(err, false, false))
 	}
 	return p, nil
 }
@@ -216,7 +222,12 @@ func (p Plan) Validate(name string, cfg project.Config) error {
 		if byID[t.ID] != t {
 			continue
 		}
+		seen := map[string]bool{t.ID: true} // twice and self are reported above
 		for _, d := range t.DependsOn {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
 			dep := byID[d]
 			switch {
 			case dep == nil:
@@ -268,7 +279,7 @@ func findCycle(tasks []Task, byID map[string]*Task) []string {
 		color[id] = grey
 		stack = append(stack, id)
 		for _, d := range byID[id].DependsOn {
-			if byID[d] == nil {
+			if byID[d] == nil || d == id {
 				continue
 			}
 			switch color[d] {

@@ -42,13 +42,14 @@ const waitLimit = 90 * time.Second
 
 // world is one owner's repository with a scripted agent, a store and a supervisor.
 type world struct {
-	t     *testing.T
-	root  string // the owner's checkout
-	dir   string // scripts, call logs and gate markers, outside the repository
-	db    *state.DB
-	store *problems.Store
-	repo  repos.Repo
-	clock supervisor.Clock
+	t       *testing.T
+	root    string // the owner's checkout
+	dir     string // scripts, call logs and gate markers, outside the repository
+	db      *state.DB
+	store   *problems.Store
+	repo    repos.Repo
+	clock   supervisor.Clock
+	factory supervisor.Factory
 
 	mu     sync.Mutex
 	events []supervisor.Event
@@ -62,11 +63,13 @@ type worldOpts struct {
 	workers int    // max_workers; 2 when zero
 	extra   string // more project.yaml
 	clock   supervisor.Clock
+	// factory replaces the runtimes (default: the real command runtime).
+	factory supervisor.Factory
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
 	t.Helper()
-	w := &world{t: t, root: filepath.Join(t.TempDir(), "shop"), dir: t.TempDir(), clock: o.clock}
+	w := &world{t: t, root: filepath.Join(t.TempDir(), "shop"), dir: t.TempDir(), clock: o.clock, factory: o.factory}
 	must(t, os.MkdirAll(w.root, 0o755))
 	w.git(w.root, "init", "-q", "-b", "main")
 	w.write("README", "hello\n")
@@ -204,7 +207,7 @@ func (w *world) job(name, tasks string) {
 // start runs a supervisor until the test ends or stop is called.
 func (w *world) start() {
 	w.t.Helper()
-	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Clock: w.clock, Poll: 100 * time.Millisecond,
+	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Clock: w.clock, Runtimes: w.factory, Poll: 100 * time.Millisecond,
 		OnEvent: func(e supervisor.Event) {
 			w.mu.Lock()
 			w.events = append(w.events, e)
