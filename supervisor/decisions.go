@@ -264,7 +264,7 @@ func dependents(j *job, name string) []string {
 // from the integration branch.
 func (s *Supervisor) resetBranch(ctx context.Context, t *task) {
 	defer s.timeGit(time.Now())
-	s.repoMu.Lock()
+	s.lockRepo()
 	defer s.repoMu.Unlock()
 	_ = git.RemoveWorktree(ctx, s.root, TaskDir(s.root, t.name))
 	if b := TaskBranch(t.job.name, t.name); git.BranchExists(ctx, s.root, b) {

@@ -19,13 +19,24 @@ func (s *Supervisor) merge(ctx context.Context, t *task) bool {
 		s.interrupted(ctx, t)
 		return false
 	}
-	defer s.unlockMerge()
 	s.addStat(func(st *Stats) { st.MergeWait += time.Since(waitStart) })
+	merged := s.mergeLocked(ctx, t)
+	s.unlockMerge()
+	if merged {
+		// Removing the work tree needs no hold on the integration branch.
+		s.removeTaskWorktree(context.WithoutCancel(ctx), t)
+	}
+	return false
+}
+
+// mergeLocked does the merge while the integration work tree is held and
+// reports whether the task merged.
+func (s *Supervisor) mergeLocked(ctx context.Context, t *task) bool {
 	if why := s.stepBlock(t); why != "" {
 		s.park(ctx, t, why)
 		return false
 	}
-	integ, err := s.ensureIntegration(ctx)
+	integ, err := s.integration(ctx)
 	if err != nil {
 		s.stop(ctx, t, failure{kind: problems.MergeConflict, summary: "the integration work tree is not usable", detail: err.Error(), step: stepMerge})
 		return false
@@ -48,6 +59,7 @@ func (s *Supervisor) merge(ctx context.Context, t *task) bool {
 	// From here on a stop must leave the integration branch where it was.
 	bg := context.WithoutCancel(ctx)
 	rollback := func() {
+		s.integChecked = false
 		start := time.Now()
 		if git.MergeInProgress(bg, integ) {
 			_, _ = git.Run(bg, integ, "merge", "--abort")
@@ -114,8 +126,7 @@ func (s *Supervisor) merge(ctx context.Context, t *task) bool {
 		return false
 	}
 	s.addStat(func(st *Stats) { st.Merged++ })
-	s.removeTaskWorktree(bg, t)
-	return false
+	return true
 }
 
 // lockMerge takes the integration work tree, giving up when ctx ends.
@@ -129,3 +140,15 @@ func (s *Supervisor) lockMerge(ctx context.Context) bool {
 }
 
 func (s *Supervisor) unlockMerge() { <-s.mergeSem }
+
+// integration returns the integration work tree for a merge: fully checked
+// the first time and after any rollback, trusted while merges succeed (only
+// merges, one at a time, write to it). The caller holds the merge lock.
+func (s *Supervisor) integration(ctx context.Context) (string, error) {
+	if s.integChecked {
+		return s.integrationDir(), nil
+	}
+	dir, err := s.ensureIntegration(ctx)
+	s.integChecked = err == nil
+	return dir, err
+}

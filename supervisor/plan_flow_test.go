@@ -164,3 +164,81 @@ func TestOneSupervisorPerRepository(t *testing.T) {
 		t.Fatalf("second supervisor: %v", err)
 	}
 }
+
+func TestPlanReplyReplansWithTheWords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.script("coordinator", "if [ \"$1\" = 1 ]; then\nprintf '```yaml\\n- {id: narrow, kind: SAFE_PARALLEL, expected_paths: {write: [a.txt]}}\\n```\\n'\nelse\nprintf '```yaml\\n- {id: narrow, kind: SAFE_PARALLEL, expected_paths: {write: [a.txt, router.go]}}\\n```\\n'\nfi\n")
+	w.script("narrow", `if grep -q "router.go" ; then echo wide > narrow.txt; echo '{"agentkit": {"status": "done"}}'; exit 0; fi
+echo '{"agentkit": {"status": "needs_files", "reason": "routes live in router.go", "paths": ["router.go"]}}'`)
+	w.job("j1", "")
+	w.start()
+	p := w.problem("j1", "narrow")
+	w.answer(p.Code, "plan let narrow change router.go too")
+	w.waitJobDone("j1")
+	if out := w.waitApplied(p.Code); out != "the job is re-planned with your words" {
+		t.Errorf("outcome %q", out)
+	}
+	if pr := w.prompt("coordinator", 2); !strings.Contains(pr, "let narrow change router.go too") {
+		t.Errorf("the re-plan brief lacks the words:\n%s", pr)
+	}
+	if w.session("narrow", 2) == w.session("narrow", 1) {
+		t.Error("the re-planned task continued its old session; it starts afresh")
+	}
+	jf, err := supervisor.LoadJobFile(w.root, "j1")
+	must(t, err)
+	if len(jf.Decisions) != 1 || jf.Decisions[0].Words != "let narrow change router.go too" || jf.Decisions[0].Who != "owner" {
+		t.Errorf("job file decisions: %+v", jf.Decisions)
+	}
+	if body, _ := w.show("agentkit/integration", "narrow.txt"); body != "wide\n" {
+		t.Errorf("narrow.txt %q", body)
+	}
+}
+
+func TestResearchTaskRunsReadOnlyAndFeedsDependents(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.script("survey", `[ "$AGENTKIT_ROLE" = readonly ] || { echo "not read-only: $AGENTKIT_ROLE"; exit 1; }
+echo "Queries are parsed in internal/query/parse.go."
+echo '{"agentkit": {"status": "done"}}'`)
+	w.job("j1", `tasks:
+  - {id: survey, job_id: j1, kind: RESEARCH}
+  - {id: parser, job_id: j1, kind: DEPENDENT, depends_on: [survey]}
+`)
+	w.start()
+	w.waitJobDone("j1")
+	if pr := w.prompt("parser", 1); !strings.Contains(pr, "# The result of task survey") || !strings.Contains(pr, "internal/query/parse.go") {
+		t.Errorf("the dependent was not given the research:\n%s", pr)
+	}
+	if !strings.Contains(w.prompt("survey", 1), "This is a research task") {
+		t.Error("the research brief does not say so")
+	}
+	if merges := w.merges(); len(merges) != 1 || !strings.Contains(merges[0], "j1/parser") {
+		t.Errorf("merges: %q", merges)
+	}
+	if w.git(w.root, "branch", "--list", "agentkit/j1/survey") != "" {
+		t.Error("the research task got a branch")
+	}
+}
+
+func TestGatesAndProblemsSeeNoSecrets(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{env: []string{"SHOP_API_TOKEN=hunter2-very-secret-value"}})
+	w.mark("gate-fail-leak")
+	w.file(filepath.Join(w.dir, "gate.sh"), 0o644, fmt.Sprintf(`S=%s
+echo "token=[$SHOP_API_TOKEN]"
+t=$(basename "$PWD")
+if [ -e "$S/gate-fail-$t" ]; then exit 1; fi
+`, w.dir))
+	w.script("leak", `echo "call $1: the token is $SHOP_API_TOKEN" > leak.txt
+echo '{"agentkit": {"status": "done"}}'`)
+	w.job("j1", "tasks:\n  - {id: leak, job_id: j1, kind: SAFE_PARALLEL}\n")
+	w.start()
+	p := w.problem("j1", "leak")
+	if !strings.Contains(p.LogTail, "token=[]") || strings.Contains(p.LogTail, "hunter2") {
+		t.Errorf("the gate saw the secret: %q", p.LogTail)
+	}
+	if body, _ := os.ReadFile(filepath.Join(supervisor.TaskDir(w.root, "leak"), "leak.txt")); strings.Contains(string(body), "hunter2") || len(body) == 0 {
+		t.Errorf("the builder saw the secret: %q", body)
+	}
+}

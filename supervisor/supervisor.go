@@ -80,6 +80,9 @@ type Supervisor struct {
 	wake     chan struct{}
 	wg       sync.WaitGroup
 	mergeSem chan struct{}
+	// integChecked says the integration work tree was checked since the
+	// last rollback; it is used only while mergeSem is held.
+	integChecked bool
 	// repoMu serialises changes to the repository's shared metadata
 	// (work trees and branches), which git does not lock against each other.
 	repoMu   sync.Mutex
@@ -89,8 +92,8 @@ type Supervisor struct {
 }
 
 // Stats splits where a supervisor's time went, for the benchmark: the
-// supervisor's own overhead is Pipeline minus Session, Git, Gate and
-// MergeWait, plus Scheduler.
+// supervisor's own overhead is Pipeline minus Session, Git, Gate, MergeWait
+// and RepoWait, plus Scheduler.
 type Stats struct {
 	Merged    int           // tasks merged
 	Pipeline  time.Duration // wall time of task pipelines, summed
@@ -98,12 +101,13 @@ type Stats struct {
 	Git       time.Duration // git commands: worktrees, commits, merges
 	Gate      time.Duration // task and full gates
 	MergeWait time.Duration // waiting for the integration worktree
+	RepoWait  time.Duration // waiting for another task's work tree change
 	Scheduler time.Duration // scheduler passes and store checks
 }
 
 // Overhead is the supervisor's own time: bookkeeping, not git, gates or agents.
 func (s Stats) Overhead() time.Duration {
-	return s.Pipeline - s.Session - s.Git - s.Gate - s.MergeWait + s.Scheduler
+	return s.Pipeline - s.Session - s.Git - s.Gate - s.MergeWait - s.RepoWait + s.Scheduler
 }
 
 // New checks cfg and returns a supervisor for the repository.

@@ -26,6 +26,15 @@ func TaskBranch(job, task string) string { return "agentkit/" + job + "/" + task
 
 func (s *Supervisor) integrationDir() string { return IntegrationDir(s.root) }
 
+// lockRepo takes repoMu, counting the wait apart from git's own time (the
+// caller's timeGit includes it, so it is taken off Git).
+func (s *Supervisor) lockRepo() {
+	start := time.Now()
+	s.repoMu.Lock()
+	wait := time.Since(start)
+	s.addStat(func(st *Stats) { st.RepoWait += wait; st.Git -= wait })
+}
+
 // timeGit adds the time since start to the git statistics.
 func (s *Supervisor) timeGit(start time.Time) {
 	s.addStat(func(st *Stats) { st.Git += time.Since(start) })
@@ -36,7 +45,7 @@ func (s *Supervisor) timeGit(start time.Time) {
 func (s *Supervisor) ensureIntegration(ctx context.Context) (string, error) {
 	defer s.timeGit(time.Now())
 	branch := s.project().IntegrationBranch
-	s.repoMu.Lock()
+	s.lockRepo()
 	defer s.repoMu.Unlock()
 	dir := s.integrationDir()
 	if !git.BranchExists(ctx, s.root, branch) {
@@ -98,11 +107,11 @@ func (s *Supervisor) ensureTaskWorktree(ctx context.Context, t *task) (string, e
 func (s *Supervisor) addTaskWorktree(ctx context.Context, dir, branch string) (bool, string, error) {
 	defer s.timeGit(time.Now())
 	integration := s.project().IntegrationBranch
-	s.repoMu.Lock()
-	defer s.repoMu.Unlock()
+	s.lockRepo()
 	made := false
 	if git.IsWorktree(ctx, s.root, dir) {
 		if cur := git.CurrentBranch(ctx, dir); cur != branch {
+			s.repoMu.Unlock()
 			return false, "", fmt.Errorf("%s is the work tree of %q, not of this task; run agentkit job clean for the job that owns it", dir, cur)
 		}
 	} else {
@@ -113,10 +122,12 @@ func (s *Supervisor) addTaskWorktree(ctx context.Context, dir, branch string) (b
 			err = git.AddWorktree(ctx, s.root, dir, branch, integration)
 		}
 		if err != nil {
+			s.repoMu.Unlock()
 			return false, "", err
 		}
 		made = true
 	}
+	s.repoMu.Unlock()
 	base, err := git.Head(ctx, dir)
 	return made, base, err
 }
@@ -125,7 +136,7 @@ func (s *Supervisor) addTaskWorktree(ctx context.Context, dir, branch string) (b
 // agentkit job clean.
 func (s *Supervisor) removeTaskWorktree(ctx context.Context, t *task) {
 	defer s.timeGit(time.Now())
-	s.repoMu.Lock()
+	s.lockRepo()
 	defer s.repoMu.Unlock()
 	if err := git.RemoveWorktree(ctx, s.root, TaskDir(s.root, t.name)); err != nil {
 		s.log.Warn("removing a merged task's work tree", "task", t.name, "err", err)

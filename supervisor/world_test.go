@@ -42,7 +42,7 @@ const waitLimit = 90 * time.Second
 
 // world is one owner's repository with a scripted agent, a store and a supervisor.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	root    string // the owner's checkout
 	dir     string // scripts, call logs and gate markers, outside the repository
 	db      *state.DB
@@ -50,6 +50,7 @@ type world struct {
 	repo    repos.Repo
 	clock   supervisor.Clock
 	factory supervisor.Factory
+	env     []string
 
 	mu     sync.Mutex
 	events []supervisor.Event
@@ -65,11 +66,13 @@ type worldOpts struct {
 	clock   supervisor.Clock
 	// factory replaces the runtimes (default: the real command runtime).
 	factory supervisor.Factory
+	// env is added to the supervisor's environment.
+	env []string
 }
 
-func newWorld(t *testing.T, o worldOpts) *world {
+func newWorld(t testing.TB, o worldOpts) *world {
 	t.Helper()
-	w := &world{t: t, root: filepath.Join(t.TempDir(), "shop"), dir: t.TempDir(), clock: o.clock, factory: o.factory}
+	w := &world{t: t, root: filepath.Join(t.TempDir(), "shop"), dir: t.TempDir(), clock: o.clock, factory: o.factory, env: o.env}
 	must(t, os.MkdirAll(w.root, 0o755))
 	w.git(w.root, "init", "-q", "-b", "main")
 	w.write("README", "hello\n")
@@ -207,7 +210,7 @@ func (w *world) job(name, tasks string) {
 // start runs a supervisor until the test ends or stop is called.
 func (w *world) start() {
 	w.t.Helper()
-	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Clock: w.clock, Runtimes: w.factory, Poll: 100 * time.Millisecond,
+	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Clock: w.clock, Runtimes: w.factory, Env: append(os.Environ(), w.env...), Poll: 100 * time.Millisecond,
 		OnEvent: func(e supervisor.Event) {
 			w.mu.Lock()
 			w.events = append(w.events, e)
