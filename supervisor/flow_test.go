@@ -81,6 +81,11 @@ echo '{"agentkit": {"status": "done"}}'`)
 	if len(w.allProblems()) != 0 {
 		t.Errorf("problems: %v", w.allProblems())
 	}
+	var payload string
+	must(t, w.db.QueryRow("SELECT payload FROM outbox WHERE kind = 'job_done'").Scan(&payload))
+	if !strings.Contains(payload, `"job":"j1"`) || !strings.Contains(payload, head) {
+		t.Errorf("job-done mail payload %s", payload)
+	}
 	if !w.hasEvent("", "done: 3 merged") {
 		t.Errorf("no done event:\n%s", w.eventLog())
 	}

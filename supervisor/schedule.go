@@ -323,13 +323,15 @@ func (s *Supervisor) finishJobLocked(ctx context.Context, j *job) {
 	payload, _ := json.Marshal(map[string]any{"repo": s.repo.Name, "job": j.name, "branch": branch, "head": head,
 		"merged": merged, "skipped": skipped, "cancelled": cancelled})
 	now := s.clock.Now()
-	_ = s.updateJobLocked(ctx, j, "job", msg, func(j *job) { j.head = head }, func(tx *sql.Tx, _ *Event) error {
+	err = s.updateJobLocked(ctx, j, "job", msg, func(j *job) { j.head = head }, func(tx *sql.Tx, _ *Event) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE jobs SET state = 'done', finished_at = ? WHERE id = ? AND state = 'started'", state.Now(now), j.id); err != nil {
 			return err
 		}
 		return s.store.EnqueueTx(ctx, tx, problems.OutboxJobDone, 0, 0, string(payload))
 	})
-	j.state = JobDone
+	if err == nil {
+		j.state = JobDone
+	}
 }
 
 // cancelJobLocked stops a cancelled job's pipelines and cancels its

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main_test
 
 import (
@@ -339,4 +341,38 @@ func readInt(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestForegroundStopsCleanlyOnInterrupt(t *testing.T) {
+	e := newEnv(t)
+	dir := e.repo("shop")
+	e.mustRun(dir, "init")
+	state := t.TempDir()
+	scriptedProject(t, dir, state)
+	os.WriteFile(filepath.Join(dir, ".ai", "tasks.yaml"), []byte("tasks:\n  - {id: t1, job_id: j1, kind: SAFE_PARALLEL}\n"), 0o644)
+	req := filepath.Join(t.TempDir(), "request.md")
+	os.WriteFile(req, []byte("One thing.\n"), 0o644)
+	e.mustRun(dir, "job", "create", "j1", "--request-file", req)
+
+	cmd, out := e.startBinary(dir, "job", "start", "j1", "--foreground")
+	waitUntil(t, "t1 to run", out, func() bool { return exists(filepath.Join(state, "t1.1.pid")) })
+	builder := readInt(t, filepath.Join(state, "t1.1.pid"))
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, out); code != 0 || !strings.Contains(out.String(), "Stopped. Run agentkit job start --foreground to continue.") {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	if processAlive(builder) {
+		t.Error("Ctrl-C left the builder running")
+	}
+	again, out2 := e.startBinary(dir, "job", "start", "--foreground")
+	if code := waitExit(t, again, out2); code != 0 || !strings.Contains(out2.String(), "Job j1 is done") {
+		t.Fatalf("exit %d:\n%s", code, out2.String())
+	}
+	s1, _ := os.ReadFile(filepath.Join(state, "t1.1.session"))
+	s2, _ := os.ReadFile(filepath.Join(state, "t1.2.session"))
+	if string(s1) != string(s2) {
+		t.Errorf("sessions %q %q: the next start must continue the session", s1, s2)
+	}
 }
