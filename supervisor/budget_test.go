@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentkit/agentkit/internal/project"
 	"github.com/agentkit/agentkit/runtimes"
+	"github.com/agentkit/agentkit/supervisor"
 )
 
 // tokenRuntime is a runtime that does a task's work at once and reports the
@@ -103,4 +104,37 @@ func TestReviewerWithoutVerdictIsAProblem(t *testing.T) {
 	}
 	w.answer(p.Code, "accept")
 	w.waitJobDone("j1")
+}
+
+// panicRuntime stands for a bug: its Run panics.
+type panicRuntime struct{ tokenRuntime }
+
+func (panicRuntime) Run(context.Context, runtimes.Request) (runtimes.Outcome, error) {
+	panic("boom")
+}
+
+func TestPanicEndsRunWithAnError(t *testing.T) {
+	t.Parallel()
+	factory := func(string, project.RuntimeConfig, runtimes.Options) (runtimes.Runtime, error) { return panicRuntime{}, nil }
+	w := newWorld(t, worldOpts{factory: factory})
+	w.job("j1", "tasks:\n  - {id: x, job_id: j1, kind: SAFE_PARALLEL}\n")
+	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Runtimes: factory})
+	must(t, err)
+	err = sup.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "internal error in task x: boom") {
+		t.Fatalf("Run: %v", err)
+	}
+	// The lock is released: a new supervisor can start.
+	if _, err := os.Stat(supervisor.LockPath(w.root)); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Runtimes: func(string, project.RuntimeConfig, runtimes.Options) (runtimes.Runtime, error) {
+		return tokenRuntime{}, nil
+	}, UntilDone: true})
+	if err := again.Run(context.Background()); err != nil {
+		t.Fatalf("restart after the panic: %v", err)
+	}
+	if r := w.task("j1", "x"); r.State != "merged" {
+		t.Errorf("x after the restart: %+v", r)
+	}
 }

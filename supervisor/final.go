@@ -20,6 +20,7 @@ func (s *Supervisor) launchFinalReviewLocked(ctx context.Context, j *job) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.guard("the final review of job " + j.name)
 		s.runFinalReview(ctx, j, round)
 		s.mu.Lock()
 		j.reviewing = false

@@ -108,6 +108,7 @@ func (s *Supervisor) launchPlanLocked(ctx context.Context, j *job) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.guard("the planning of job " + j.name)
 		s.runPlanner(ctx, j, snap)
 		s.mu.Lock()
 		j.planning = false

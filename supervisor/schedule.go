@@ -255,6 +255,7 @@ func (s *Supervisor) launchLocked(ctx context.Context, t *task) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.guard("task " + t.name)
 		s.pipeline(tctx, t)
 		cancel()
 		s.mu.Lock()

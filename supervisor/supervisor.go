@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -77,6 +78,7 @@ type Supervisor struct {
 	rts      map[string]runtimes.Runtime
 	rtWait   map[string]time.Time // a runtime's provider is out of quota until then
 	wake     chan struct{}
+	fatal    chan error // a goroutine's panic, which ends Run
 	wg       sync.WaitGroup
 	mergeSem chan struct{}
 	// integChecked says the integration work tree was checked since the
@@ -138,6 +140,7 @@ func New(cfg Config) (*Supervisor, error) {
 		rtWait:   map[string]time.Time{},
 		wake:     make(chan struct{}, 1),
 		mergeSem: make(chan struct{}, 1),
+		fatal:    make(chan error, 1),
 	}
 	if s.factory == nil {
 		s.factory = runtimes.New
@@ -247,12 +250,30 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case err := <-s.fatal:
+			return err
 		case <-s.wake:
 			dirty = true
 		case <-timer:
 			timerAt, timer, dirty = time.Time{}, nil, true
 		case <-ticker.C:
 		}
+	}
+}
+
+// guard turns a panic in one of the supervisor's goroutines into an error
+// that ends Run (after the others stopped), so whoever hosts the supervisor
+// can log it and start it again; the store keeps what was done.
+func (s *Supervisor) guard(what string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	err := fmt.Errorf("supervisor: internal error in %s: %v; start the supervisor again (it continues where it stopped) and report this with the log", what, r)
+	s.log.Error("panic", "in", what, "panic", r, "stack", string(debug.Stack()))
+	select {
+	case s.fatal <- err:
+	default:
 	}
 }
 
