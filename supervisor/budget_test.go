@@ -115,7 +115,9 @@ func (panicRuntime) Run(context.Context, runtimes.Request) (runtimes.Outcome, er
 
 func TestPanicEndsRunWithAnError(t *testing.T) {
 	t.Parallel()
-	factory := func(string, project.RuntimeConfig, runtimes.Options) (runtimes.Runtime, error) { return panicRuntime{}, nil }
+	factory := func(string, project.RuntimeConfig, runtimes.Options) (runtimes.Runtime, error) {
+		return panicRuntime{}, nil
+	}
 	w := newWorld(t, worldOpts{factory: factory})
 	w.job("j1", "tasks:\n  - {id: x, job_id: j1, kind: SAFE_PARALLEL}\n")
 	sup, err := supervisor.New(supervisor.Config{DB: w.db, Repo: w.repo, Runtimes: factory})
