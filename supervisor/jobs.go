@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentkit/agentkit/internal/atomicfile"
 	"github.com/agentkit/agentkit/internal/git"
 	"github.com/agentkit/agentkit/internal/repos"
 	"github.com/agentkit/agentkit/internal/state"
@@ -43,6 +44,10 @@ func CreateJob(ctx context.Context, db *state.DB, repo repos.Repo, name, request
 		return writeJobFile(repo.Path, jf)
 	})
 	if err != nil {
+		// The file is written just before the commit; a failed commit takes it back.
+		if _, statErr := os.Stat(path); statErr == nil {
+			_ = os.Remove(path)
+		}
 		return nil, err
 	}
 	return jf, nil
@@ -58,6 +63,11 @@ func UpdateJob(ctx context.Context, db *state.DB, repo repos.Repo, name, correct
 	if err != nil {
 		return nil, err
 	}
+	old, err := os.ReadFile(JobPath(repo.Path, name))
+	if err != nil {
+		return nil, err
+	}
+	written := false
 	err = db.Tx(ctx, func(tx *sql.Tx) error {
 		st, err := ensureJobRow(ctx, tx, repo, jf, now)
 		if err != nil {
@@ -74,9 +84,14 @@ func UpdateJob(ctx context.Context, db *state.DB, repo repos.Repo, name, correct
 			jf.Revision(), state.Now(now), repo.Name, name); err != nil {
 			return fmt.Errorf("recording the correction: %w", err)
 		}
+		written = true
 		return writeJobFile(repo.Path, jf)
 	})
 	if err != nil {
+		if written {
+			// The file is written just before the commit; a failed commit takes it back.
+			_ = atomicfile.Write(JobPath(repo.Path, name), old, 0o644)
+		}
 		return nil, err
 	}
 	return jf, nil
