@@ -108,9 +108,3 @@ func authLine(v mailbot.Verdict) string {
 	return ""
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

@@ -51,6 +51,8 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdService(ios),
 		newCmdRuntimes(ios, nil),
 		newCmdPhone(ios),
+		newCmdJob(ios),
+		newCmdEvents(ios, nil),
 	)
 	return root
 }

@@ -68,6 +68,15 @@ func statusRun(ctx context.Context, opts *statusOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, r := range st.Repos {
+		for _, j := range r.Jobs {
+			held := ""
+			if j.Held {
+				held = ", held"
+			}
+			fmt.Fprintf(w, "%s: job %s %s, %d of %d tasks merged%s (agentkit job status)\n", r.Name, j.Name, j.State, j.Merged, j.Tasks, held)
+		}
+	}
 	if st.OpenProblems > 0 {
 		fmt.Fprintf(w, "\n%d open problem(s): agentkit problem list\n", st.OpenProblems)
 	}

@@ -1,4 +1,4 @@
-// Package status is the read model of what agentkit is doing: repositories, open problems and pause state, for the CLI and the mailbot.
+// Package status is the read model of what agentkit is doing: repositories, jobs and their tasks, open problems, pause state and events, for the CLI and the mailbot.
 package status
 
 import (
@@ -26,6 +26,8 @@ type RepoStatus struct {
 	PausedBy     string    `json:"paused_by,omitempty"`
 	PausedAt     time.Time `json:"paused_at,omitzero"`
 	OpenProblems int       `json:"open_problems"`
+	// Jobs are the repository's unfinished jobs.
+	Jobs []JobSummary `json:"jobs,omitempty"`
 }
 
 // Read builds the status from the store.
@@ -70,11 +72,15 @@ func Read(ctx context.Context, db *state.DB) (Status, error) {
 		pauses[scope] = p
 	}
 	prow.Close()
+	jobs, err := jobSummaries(ctx, db)
+	if err != nil {
+		return st, err
+	}
 	if g := pauses[""]; g.paused {
 		st.PausedAll, st.PausedBy = true, fmt.Sprintf("%s (%s)", g.who, g.ch)
 	}
 	for _, r := range all {
-		rs := RepoStatus{Name: r.Name, Path: r.Path, OpenProblems: open[r.Name]}
+		rs := RepoStatus{Name: r.Name, Path: r.Path, OpenProblems: open[r.Name], Jobs: jobs[r.Name]}
 		p := pauses[r.Name]
 		if st.PausedAll {
 			p = pauses[""]
