@@ -5,10 +5,8 @@
 package mailbot
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/agentkit/agentkit/internal/yamlx"
 )
 
 // Config is the schema of $AGENTKIT_HOME/phone.yaml. It never holds the
@@ -189,9 +189,8 @@ func ParseConfig(name string, data []byte) (Config, error) {
 		}
 	}
 	c := DefaultConfig()
-	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("%s: %s", name, yaml.FormatError(err, false, true))
+	if err := yamlx.Decode(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%s: %s", name, yamlx.Format(err))
 	}
 	if err := c.Validate(); err != nil {
 		var fe *FieldError

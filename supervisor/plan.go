@@ -1,10 +1,7 @@
 package supervisor
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/agentkit/agentkit/internal/project"
+	"github.com/agentkit/agentkit/internal/yamlx"
 )
 
 // TasksPath is where a repository keeps its task graph.
@@ -102,17 +100,9 @@ func (p Plan) Marshal() ([]byte, error) {
 // ParsePlan decodes tasks.yaml content; name is used in errors. Unknown
 // fields are refused with their line. It does not validate: see Validate.
 func ParsePlan(name string, data []byte) (p Plan, err error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return p, nil
-	}
-	// The YAML decoder panics on some malformed input; a coordinator's
-	// answer must never take the supervisor down.
-	defer func() {
-		if r := recover(); r != nil {
-			p, err = Plan{}, fmt.Errorf("%s: not readable as YAML (%v); check its indentation and brackets", name, r)
-		}
-	}()
-	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField()).Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+	// yamlx turns the decoder's panics on malformed input into errors: a
+	// coordinator's answer must never take the supervisor down.
+	if err := yamlx.Decode(data, &p); err != nil {
 		return Plan{}, fmt.Errorf("%s: %s (a task takes id, job_id, title, description, kind, role, expected_paths, depends_on, gate_level, runtime, acceptance; see docs/jobs.md)", name, yaml.FormatError(err, false, false))
 	}
 	return p, nil

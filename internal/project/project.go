@@ -2,15 +2,14 @@
 package project
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/agentkit/agentkit/internal/yamlx"
 )
 
 // Config is the schema of .ai/project.yaml.
@@ -116,8 +115,8 @@ func Load(path string) (Config, error) {
 // Parse decodes and validates project.yaml content; name is used in errors.
 func Parse(name string, data []byte) (Config, error) {
 	var c Config
-	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField()).Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("%s: %s", name, yaml.FormatError(err, false, true))
+	if err := yamlx.Decode(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%s: %s", name, yamlx.Format(err))
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)

@@ -67,3 +67,9 @@ func TestParseEmptyIsDefaults(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+func TestParseMalformedTagIsAnError(t *testing.T) {
+	if _, err := Parse("p.yaml", []byte("gates: {fast: !x]}\n")); err == nil {
+		t.Fatal("malformed YAML accepted")
+	}
+}
