@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agentkit/agentkit/internal/filelock"
 )
 
 // LockPath is the per-repository supervisor lock.
@@ -18,7 +20,7 @@ var ErrLocked = errors.New("supervisor: another supervisor runs for this reposit
 // repoLock is the held lock of one repository; the operating system drops it
 // when the process ends, however it ends.
 type repoLock struct {
-	f *os.File
+	l *filelock.Lock
 }
 
 // acquireLock takes the repository's lock without waiting and writes this
@@ -28,31 +30,28 @@ func acquireLock(root string) (*repoLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the supervisor lock %s: %w", path, err)
-	}
-	if err := lockFile(f); err != nil {
+	l, err := filelock.TryLock(path)
+	if errors.Is(err, filelock.ErrLocked) {
 		data, _ := os.ReadFile(path)
-		f.Close()
 		pid := strings.TrimSpace(string(data))
 		if pid == "" {
 			pid = "unknown"
 		}
 		return nil, fmt.Errorf("%w (pid %s, lock %s); stop it first, or let it run", ErrLocked, pid, path)
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &repoLock{f: f}, nil
+	if err != nil {
+		return nil, fmt.Errorf("opening the supervisor lock: %w", err)
+	}
+	_ = l.Note(strconv.Itoa(os.Getpid()) + "\n")
+	return &repoLock{l: l}, nil
 }
 
 // release drops the lock.
 func (l *repoLock) release() {
-	if l == nil || l.f == nil {
+	if l == nil || l.l == nil {
 		return
 	}
-	_ = l.f.Truncate(0)
-	_ = unlockFile(l.f)
-	_ = l.f.Close()
-	l.f = nil
+	_ = l.l.Note("")
+	_ = l.l.Unlock()
+	l.l = nil
 }

@@ -41,3 +41,14 @@ func (l *Lock) Unlock() error {
 	l.f = nil
 	return err
 }
+
+// Note replaces the lock file's content with s, such as the holder's pid.
+func (l *Lock) Note(s string) error {
+	if err := l.f.Truncate(0); err != nil {
+		return fmt.Errorf("writing lock file %s: %w", l.f.Name(), err)
+	}
+	if _, err := l.f.WriteAt([]byte(s), 0); err != nil {
+		return fmt.Errorf("writing lock file %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
