@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,14 +173,6 @@ func BenchmarkDeliver100(b *testing.B) {
 		b.Fatalf("%d emails for %d problems", got, 100*b.N)
 	}
 	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "emails/s")
-}
-
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkIdleCPU measures the process's CPU time while the bot idles with
