@@ -280,8 +280,8 @@ func (r *runner) stepDone(ctx context.Context) error {
 		r.quote(strings.Split(text, "\n"))
 	}
 	if mainHead, err := git.Run(ctx, r.repoDir, "rev-parse", "--short", "main"); err == nil {
-		r.say("main is untouched, still at %s (the first commit). To take the work:", mainHead)
-		r.say("  git merge %s", js.Branch)
+		r.say("main is untouched, still at %s (the first commit): the work waits on", mainHead)
+		r.say("%s for the owner to merge.", js.Branch)
 	}
 	return nil
 }
