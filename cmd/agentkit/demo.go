@@ -47,6 +47,10 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A reader that goes away (agentkit demo | head) must not kill the demo
+	// before it has removed its folder: writes then fail quietly instead.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
 	_, err := demo.Run(ctx, demo.Options{Out: opts.ios.Out, Keep: opts.Keep})
 	return err
 }

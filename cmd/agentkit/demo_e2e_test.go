@@ -3,6 +3,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -125,6 +126,30 @@ func TestDemoLeavesNothingBehind(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(d.home); len(left) != 0 {
 		t.Errorf("the demo wrote into the home folder: %s", left[0].Name())
+	}
+}
+
+func TestDemoCleansUpWhenItsReaderGoesAway(t *testing.T) {
+	d := newDemoEnv(t)
+	cmd := exec.Command(binary, "demo")
+	cmd.Dir = d.home
+	cmd.Env = d.vars
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read the first line, then go away, as "agentkit demo | head -1" does.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "agentkit demo") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	stdout.Close()
+	_ = cmd.Wait() // its exit status is not the point; its folder is
+	if left, _ := os.ReadDir(d.tmp); len(left) != 0 {
+		t.Errorf("the demo left %s behind when its reader went away", left[0].Name())
 	}
 }
 
