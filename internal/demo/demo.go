@@ -192,7 +192,7 @@ repositories are not touched: everything happens in
 	if err := r.stepObeyed(ctx, code); err != nil {
 		return Result{}, err
 	}
-	if err := r.stepConfirmation(ctx, code); err != nil {
+	if err := r.stepConfirmation(ctx); err != nil {
 		return Result{}, err
 	}
 	if err := r.stepDone(ctx); err != nil {

@@ -229,7 +229,7 @@ func (r *runner) stepObeyed(ctx context.Context, code problems.Code) error {
 }
 
 // stepConfirmation shows the email that confirms the decision.
-func (r *runner) stepConfirmation(ctx context.Context, code problems.Code) error {
+func (r *runner) stepConfirmation(ctx context.Context) error {
 	d, err := r.waitMail(ctx, "the confirmation email", problems.OutboxConfirmation)
 	if err != nil {
 		return err
