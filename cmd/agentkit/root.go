@@ -53,6 +53,7 @@ func newCmdRoot(ios *ioStreams) *cobra.Command {
 		newCmdPhone(ios),
 		newCmdJob(ios),
 		newCmdEvents(ios, nil),
+		newCmdDemo(ios, nil),
 	)
 	return root
 }
