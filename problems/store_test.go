@@ -291,3 +291,36 @@ func TestCreateRedactsSecrets(t *testing.T) {
 		}
 	}
 }
+
+// List reads rows packed into one column; it must return what Get returns,
+// even for texts holding the separator it uses.
+func TestListMatchesGet(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	c := mustCreate(t, s, problems.New{Repo: "shop", Job: "j1", Task: "t1", Kind: problems.ScopeRequest,
+		Summary: "needs\x1ffiles", Detail: "wants\x1fsrc/a.go\nand more"})
+	d, err := s.Answer(ctx, c, problems.Answer{Reply: problems.Reply{Verb: problems.Dismiss}, Channel: problems.Email, Who: "o@x.test", SourceID: "<m@x>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List(ctx, problems.Filter{All: true})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%v %v", list, err)
+	}
+	l := list[0]
+	if l.Code != got.Code || l.Repo != got.Repo || l.Job != got.Job || l.Task != got.Task || l.Kind != got.Kind ||
+		l.Summary != got.Summary || l.Detail != got.Detail || l.State != got.State || !l.CreatedAt.Equal(got.CreatedAt) ||
+		!l.UpdatedAt.Equal(got.UpdatedAt) || problems.FormatVerbs(l.Replies) != problems.FormatVerbs(got.Replies) {
+		t.Fatalf("list %+v\nget  %+v", l, got)
+	}
+	if l.Decision == nil || l.Decision.ID != d.ID || l.Decision.Who != "o@x.test" {
+		t.Fatalf("decision %+v", l.Decision)
+	}
+	if got.Summary != "needs files" || got.Detail != "wants src/a.go\nand more" {
+		t.Fatalf("separator kept: %q %q", got.Summary, got.Detail)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"os/user"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agentkit/agentkit/internal/state"
 	"github.com/agentkit/agentkit/problems"
 )
@@ -72,10 +74,14 @@ func (ios *ioStreams) who() string {
 	return "terminal"
 }
 
-// writeJSON prints v as indented JSON.
+// writeJSON prints v as JSON: indented on a terminal, and on one line when
+// piped to a program (as gh does), which for long listings is also several
+// times faster.
 func writeJSON(ios *ioStreams, v any) error {
 	enc := json.NewEncoder(ios.Out)
-	enc.SetIndent("", "  ")
+	if f, ok := ios.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		enc.SetIndent("", "  ")
+	}
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,8 +77,8 @@ func problemListRun(ctx context.Context, opts *problemListOptions) error {
 }
 
 func writeProblemTable(ios *ioStreams, list []*problems.Problem, now time.Time) error {
-	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CODE\tREPO\tTASK\tKIND\tSTATE\tAGE\tSUMMARY")
+	var tw table
+	tw.add("CODE", "REPO", "TASK", "KIND", "STATE", "AGE", "SUMMARY")
 	for _, p := range list {
 		task := p.Task
 		if p.Job != "" {
@@ -88,9 +87,9 @@ func writeProblemTable(ios *ioStreams, list []*problems.Problem, now time.Time) 
 		if task == "" {
 			task = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Code, p.Repo, task, p.Kind, p.State, age(now.Sub(p.CreatedAt)), truncate(p.Summary, 60))
+		tw.add(string(p.Code), p.Repo, task, string(p.Kind), string(p.State), age(now.Sub(p.CreatedAt)), truncate(p.Summary, 60))
 	}
-	return tw.Flush()
+	return tw.write(ios.Out)
 }
 
 // age renders a duration the way a person glances at it: 42s, 5m, 3h, 2d.
