@@ -53,6 +53,12 @@ func newEnv(t *testing.T) *env {
 		"GIT_CONFIG_NOSYSTEM=1",
 		"PATH=" + os.Getenv("PATH"),
 	}
+	// A test that started the background service (job start does) stops it.
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(e.home, "service.pid")); err == nil {
+			e.run(dir, "service", "stop")
+		}
+	})
 	return e
 }
 

@@ -107,4 +107,3 @@ func authLine(v mailbot.Verdict) string {
 	}
 	return ""
 }
-
