@@ -53,7 +53,7 @@ func (s *Supervisor) jobDoneMail(ctx context.Context, j *job, branch, head strin
 	if len(other) > 0 {
 		fmt.Fprintf(&b, "Not merged:\n%s\n\n", strings.Join(other, "\n"))
 	}
-	fmt.Fprintf(&b, "%s is at commit %s.\n\n", branch, head)
+	fmt.Fprintf(&b, "%s is at commit\n    %s\n\n", branch, head)
 	fmt.Fprintf(&b, "To see it and take it into %s, at the machine:\n", main)
 	fmt.Fprintf(&b, "    cd %s\n", s.root)
 	fmt.Fprintf(&b, "    git log --oneline %s..%s\n", main, branch)

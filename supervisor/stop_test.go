@@ -145,7 +145,7 @@ func TestJobDonePayloadSaysWhatMergedAndHow(t *testing.T) {
 	if p.Summary != "3 merged, 0 skipped, 0 cancelled; agentkit/integration is at "+head[:10] {
 		t.Errorf("summary %q", p.Summary)
 	}
-	for _, want := range []string{"    store: Persist entries", "    api: Serve entries", "agentkit/integration is at commit " + head,
+	for _, want := range []string{"    store: Persist entries", "    api: Serve entries", "agentkit/integration is at commit\n    " + head + "\n",
 		"    cd " + w.root, "    git log --oneline main..agentkit/integration", "    git switch main", "    git merge agentkit/integration"} {
 		if !strings.Contains(p.Detail, want) {
 			t.Errorf("detail lacks %q:\n%s", want, p.Detail)

@@ -53,7 +53,8 @@ type controller struct {
 	// watch is how often the store's data_version and the phone files are
 	// checked; rescan is how often everything is checked regardless.
 	watch, rescan time.Duration
-	// onChange is called after a pass that started or stopped units.
+	// onChange is called when a unit started, ended or restarted, or the
+	// reason the mailbot does not run changed.
 	onChange func()
 
 	mu   sync.Mutex
@@ -89,7 +90,7 @@ func (c *controller) run(ctx context.Context) error {
 	tick := time.NewTicker(c.watch)
 	defer tick.Stop()
 	lastVersion := int64(-1)
-	var lastFiles string
+	var lastFiles, published string
 	var lastScan time.Time
 	for {
 		v, err := c.db.DataVersion(ctx, conn)
@@ -100,6 +101,13 @@ func (c *controller) run(ctx context.Context) error {
 		if v != lastVersion || files != lastFiles || time.Since(lastScan) >= c.rescan {
 			lastVersion, lastFiles, lastScan = v, files, time.Now()
 			c.sync(ctx)
+		}
+		// Units also end by themselves (a supervisor whose jobs are done).
+		if now := c.shape(); now != published {
+			published = now
+			if c.onChange != nil {
+				c.onChange()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -113,7 +121,6 @@ func (c *controller) run(ctx context.Context) error {
 // has none, and starts, restarts or stops the mailbot. A supervisor whose
 // jobs are finished ends by itself.
 func (c *controller) sync(ctx context.Context) {
-	before := unitNames(c.host)
 	list, err := startedRepos(ctx, c.db)
 	if err != nil {
 		c.log.Error("reading the repositories with started jobs", "err", err)
@@ -124,18 +131,17 @@ func (c *controller) sync(ctx context.Context) {
 		}
 	}
 	c.syncPhone(ctx)
-	if c.onChange != nil && unitNames(c.host) != before {
-		c.onChange()
-	}
 }
 
-func unitNames(h *service.Host) string {
+// shape sums up what service status shows of the units: their names and
+// restarts, and why the mailbot does not run.
+func (c *controller) shape() string {
 	var names []string
-	for _, u := range h.Units() {
-		names = append(names, u.Name)
+	for _, u := range c.host.Units() {
+		names = append(names, fmt.Sprintf("%s:%d", u.Name, u.Restarts))
 	}
 	sort.Strings(names)
-	return fmt.Sprint(names)
+	return fmt.Sprint(names) + c.noMailbot()
 }
 
 // startedRepos lists the registered repositories that have a started job.
