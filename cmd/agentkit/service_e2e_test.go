@@ -26,7 +26,7 @@ import (
 // repeat anything. Last, every output, email, log and stored value is
 // searched for the phone password.
 func TestServiceEndToEnd(t *testing.T) {
-	w := newSvcWorld(t, svcOptions{})
+	w := newSvcWorld(t)
 	w.job("j1", "good", "broken")
 	w.fail("broken")
 

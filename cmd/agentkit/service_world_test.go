@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,24 +49,14 @@ type svcWorld struct {
 	dns    *fakeDNS
 	db     *state.DB
 	store  *problems.Store
-	// smtpAddr is where phone.yaml points the bot's SMTP (default the
-	// mailtest server).
-	smtpAddr string
-	imapAddr string
+	// imapAddr and smtpAddr are where phone.yaml points the bot (the
+	// mailtest servers unless a test puts its own in front).
+	imapAddr, smtpAddr string
 	// answersPerHour is phone.yaml's answers_per_hour (0: the default).
 	answersPerHour int
 }
 
-// svcOptions shape a world.
-type svcOptions struct {
-	// smtpAddr and imapAddr replace the mailtest servers' addresses in
-	// phone.yaml (a test's own servers).
-	smtpAddr, imapAddr string
-	// answersPerHour raises the cap on confirmations (default phone.yaml's).
-	answersPerHour int
-}
-
-func newSvcWorld(t *testing.T, o svcOptions) *svcWorld {
+func newSvcWorld(t *testing.T) *svcWorld {
 	t.Helper()
 	var nonce [8]byte
 	rand.Read(nonce[:])
@@ -75,12 +66,6 @@ func newSvcWorld(t *testing.T, o svcOptions) *svcWorld {
 	w.imap = mailtest.StartIMAP(t, mailtest.IMAPOptions{TLS: w.ca.ServerTLS(t, cert), Users: map[string]string{svcBot: w.secret}})
 	w.smtp = mailtest.StartSMTP(t, mailtest.SMTPOptions{TLS: w.ca.ServerTLS(t, cert), StartTLS: true, Users: map[string]string{svcBot: w.secret}})
 	w.imapAddr, w.smtpAddr = w.imap.Addr, w.smtp.Addr
-	if o.imapAddr != "" {
-		w.imapAddr = o.imapAddr
-	}
-	if o.smtpAddr != "" {
-		w.smtpAddr = o.smtpAddr
-	}
 	w.dns = startDNS(t, w.keys.LookupTXT)
 	// The owner's DKIM key exists before the first reply is signed.
 	w.keys.Sign(t, mailtest.CRLF("From: "+svcOwner+"\n\nx\n"), "home.test", "s1", "From")
@@ -95,7 +80,6 @@ func newSvcWorld(t *testing.T, o svcOptions) *svcWorld {
 	}
 	t.Cleanup(func() { db.Close() })
 	w.db, w.store = db, problems.NewStore(db)
-	w.answersPerHour = o.answersPerHour
 	return w
 }
 
@@ -163,11 +147,17 @@ func (w *svcWorld) gateRuns(task string) int {
 	return strings.Count(string(data), "run")
 }
 
-// job writes tasks.yaml and creates the job (not started).
+// job adds the job's tasks to tasks.yaml and creates the job (not started).
 func (w *svcWorld) job(name string, tasks ...string) {
 	w.t.Helper()
+	// tasks.yaml holds the tasks of every job.
 	var b strings.Builder
-	b.WriteString("tasks:\n")
+	prev, err := os.ReadFile(filepath.Join(w.repo, ".ai", "tasks.yaml"))
+	if err == nil && bytes.HasPrefix(prev, []byte("tasks:\n")) {
+		b.Write(prev)
+	} else {
+		b.WriteString("tasks:\n")
+	}
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "  - id: %s\n    job_id: %s\n    title: Make %s\n    kind: SAFE_PARALLEL\n", t, name, t)
 	}
@@ -307,9 +297,17 @@ func parseMail(t testing.TB, raw []byte) parsedMail {
 // owner's provider signs it, appended to the bot's INBOX.
 func (w *svcWorld) reply(to parsedMail, words string) []byte {
 	w.t.Helper()
+	raw := w.unsigned(to, words)
+	return w.keys.Sign(w.t, raw, "home.test", "s1", "From", "To", "Subject", "Date", "Message-ID", "In-Reply-To", "References")
+}
+
+var replySeq atomic.Int64
+
+// unsigned is the owner's answer to an email, without a signature.
+func (w *svcWorld) unsigned(to parsedMail, words string) []byte {
 	now := time.Now()
-	mid := fmt.Sprintf("<%d.%s@phone.home.test>", now.UnixNano(), hex.EncodeToString([]byte(words))[:min(8, 2*len(words))])
-	raw := mailtest.CRLF(fmt.Sprintf(`From: Jane <%s>
+	mid := fmt.Sprintf("<%d.%d@phone.home.test>", now.UnixNano(), replySeq.Add(1))
+	return mailtest.CRLF(fmt.Sprintf(`From: Jane <%s>
 To: agentkit <%s>
 Subject: Re: %s
 Date: %s
@@ -324,7 +322,6 @@ Content-Type: text/plain; charset=utf-8
 On %s agentkit wrote:
 > earlier text
 `, svcOwner, svcBot, to.Subject, now.Format(time.RFC1123Z), mid, to.MessageID, to.MessageID, words, now.Format("Mon, 2 Jan 2006")))
-	return w.keys.Sign(w.t, raw, "home.test", "s1", "From", "To", "Subject", "Date", "Message-ID", "In-Reply-To", "References")
 }
 
 // decisions counts the recorded decisions.
