@@ -35,12 +35,12 @@ func TestMain(m *testing.M) {
 
 // env is one user's world: an agentkit home and a git configuration.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	vars []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	gitcfg := filepath.Join(dir, "gitconfig")

@@ -105,7 +105,7 @@ func serviceRun(ctx context.Context, ios *ioStreams, grace time.Duration) error 
 	host := &service.Host{Log: log}
 	unitCtx, cancelUnits := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelUnits()
-	c := newController(home, db, log, host, grace, func() secrets.Chain { return passwordChain(ios, defaultPhoneDeps(), home) })
+	c := newController(unitCtx, home, db, log, host, grace, func() secrets.Chain { return passwordChain(ios, defaultPhoneDeps(), home) })
 	var pubMu sync.Mutex
 	publish := func() {
 		pubMu.Lock()
@@ -123,22 +123,13 @@ func serviceRun(ctx context.Context, ios *ioStreams, grace time.Duration) error 
 	ctlDone := make(chan error, 1)
 	go func() { ctlDone <- c.run(ctlCtx) }()
 	publish()
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
 	var failed error
-wait:
-	for {
-		select {
-		case <-ctx.Done():
-			break wait
-		case err := <-ctlDone:
-			ctlDone <- err
-			failed = err
-			log.Error("the service cannot watch the state store; stopping", "err", err)
-			break wait
-		case <-tick.C:
-			publish()
-		}
+	select {
+	case <-ctx.Done():
+	case err := <-ctlDone:
+		ctlDone <- err
+		failed = err
+		log.Error("the service cannot watch the state store; stopping", "err", err)
 	}
 
 	// Nothing new starts once the stop began; then every unit is asked to end.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/agentkit/agentkit/internal/service"
 	"github.com/agentkit/agentkit/mailbot"
@@ -96,7 +97,7 @@ func (c *controller) syncPhone(ctx context.Context) {
 		c.log.Info("starting the mailbot", "bot", w.cfg.BotAddress)
 	}
 	ph.on, ph.conf, ph.pw = true, w.conf, w.pw
-	c.host.Restart(ctx, c.mailbotUnit(w.cfg, w.pw))
+	c.host.Restart(c.units, c.mailbotUnit(w.cfg, w.pw))
 }
 
 // noMailbot says why the mailbot does not run, or "".
@@ -112,7 +113,10 @@ func (c *controller) mailbotUnit(cfg mailbot.Config, pw secrets.Password) servic
 		store := problems.NewStore(c.db)
 		// Log tails are cleaned of the password too, not only of token shapes.
 		store.Redact = func(s string) string { return mailbot.RedactLog(s, pw.Reveal()) }
-		b, err := c.newBot(mailbot.Options{DB: c.db, Store: store, Config: cfg, Password: pw, Logger: c.log})
+		// Supervisors wake the bot themselves when they owe mail (onEvent),
+		// so its own watch of the store only has to catch other processes'
+		// writes (a foreground supervisor, the CLI): once a second is plenty.
+		b, err := c.newBot(mailbot.Options{DB: c.db, Store: store, Config: cfg, Password: pw, Logger: c.log, StoreWatch: time.Second})
 		if err != nil {
 			return fmt.Errorf("starting the mailbot: %w", err)
 		}

@@ -40,6 +40,10 @@ type mailRunner interface {
 // a supervisor for every repository with a started job, and the mailbot while
 // the phone channel is set up, has its password and is on.
 type controller struct {
+	// units is the context the units run under. It outlives run's own, so
+	// that the service stops the controller first and then gives the units
+	// their grace.
+	units context.Context
 	home  string
 	db    *state.DB
 	log   *slog.Logger
@@ -68,9 +72,9 @@ type controller struct {
 }
 
 // newController returns a controller with the real supervisor and mailbot.
-func newController(home string, db *state.DB, log *slog.Logger, host *service.Host, grace time.Duration, chain func() secrets.Chain) *controller {
+func newController(units context.Context, home string, db *state.DB, log *slog.Logger, host *service.Host, grace time.Duration, chain func() secrets.Chain) *controller {
 	return &controller{
-		home: home, db: db, log: log, host: host, grace: grace, chain: chain,
+		units: units, home: home, db: db, log: log, host: host, grace: grace, chain: chain,
 		newSupervisor: func(cfg supervisor.Config) (supervisorRunner, error) { return supervisor.New(cfg) },
 		newBot:        func(o mailbot.Options) (mailRunner, error) { return mailbot.New(o) },
 		watch:         time.Second,
@@ -126,7 +130,7 @@ func (c *controller) sync(ctx context.Context) {
 		c.log.Error("reading the repositories with started jobs", "err", err)
 	}
 	for _, r := range list {
-		if c.host.Start(ctx, c.supervisorUnit(r)) {
+		if c.host.Start(c.units, c.supervisorUnit(r)) {
 			c.log.Info("serving repository", "repo", r.Name, "path", r.Path)
 		}
 	}

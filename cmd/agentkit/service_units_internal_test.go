@@ -100,7 +100,8 @@ func newTestController(t *testing.T, panics map[string]int32) *testController {
 	}
 	host := &service.Host{Log: log, After: instant}
 	tc := &testController{t: t, db: db, log: sink, host: host, sups: map[string]*fakeRunner{}, bot: newFake(0)}
-	tc.controller = newController(home, db, log, host, 5*time.Second, func() secrets.Chain {
+	tc.ctx, tc.cancel = context.WithCancel(context.Background())
+	tc.controller = newController(tc.ctx, home, db, log, host, 5*time.Second, func() secrets.Chain {
 		return secrets.Chain{secrets.Env{Lookup: func(string) (string, bool) {
 			if p := tc.pw.Load(); p != nil {
 				return *p, true
@@ -123,7 +124,6 @@ func newTestController(t *testing.T, panics map[string]int32) *testController {
 		}
 		return tc.bot, nil
 	}
-	tc.ctx, tc.cancel = context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		tc.cancel()
 		host.Wait()

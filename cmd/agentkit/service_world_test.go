@@ -38,7 +38,7 @@ const (
 // servers, a fake DNS holding the owner's DKIM key, and the phone settings.
 type svcWorld struct {
 	*env
-	t      *testing.T
+	t      testing.TB
 	repo   string // the owner's checkout
 	dir    string // scripts, call counts and markers, outside the repository
 	secret string // the phone password
@@ -56,7 +56,7 @@ type svcWorld struct {
 	answersPerHour int
 }
 
-func newSvcWorld(t *testing.T) *svcWorld {
+func newSvcWorld(t testing.TB) *svcWorld {
 	t.Helper()
 	var nonce [8]byte
 	rand.Read(nonce[:])
@@ -84,7 +84,8 @@ func newSvcWorld(t *testing.T) *svcWorld {
 }
 
 // writeProject gives the repository the command runtime running agent.sh
-// and a fast gate that fails for a task until its work tree has fixed.txt.
+// (which, for a task with a hold marker, waits for the release of its n-th
+// call, for up to a minute) and a fast gate that fails for a task until its work tree has fixed.txt.
 // The gate prints the phone password when it fails, as a careless test
 // suite might print a credential it knows: it must never reach a log or an
 // email.
@@ -96,12 +97,15 @@ key="${AGENTKIT_TASK:-coordinator}"
 n=$(( $(cat "$S/$key.count" 2>/dev/null || echo 0) + 1 ))
 cat > "$S/$key.$n.prompt"
 echo $n > "$S/$key.count"
+if [ -e "$S/hold-$key" ]; then
+  i=0; while [ ! -e "$S/release-$key.$n" ] && [ $i -lt 2000 ]; do i=$((i+1)); sleep 0.03; done
+fi
 echo "$key $n" > "$key.txt"
 if grep -q "add the marker" "$S/$key.$n.prompt"; then echo fixed > fixed.txt; fi
 echo '{"agentkit": {"status": "done"}}'
 `
 	gate := `t=$(basename "$PWD")
-echo run >> "` + w.dir + `/gate-$t.runs"
+echo "run $(date +%s%N)" >> "` + w.dir + `/gate-$t.runs"
 if [ -e "` + w.dir + `/fail-$t" ] && [ ! -e fixed.txt ] && [ ! -e "` + w.dir + `/fixed-$t" ]; then
   echo "FAIL: $t is broken; the login used password ` + w.secret + `"
   exit 1
@@ -141,7 +145,8 @@ func (w *svcWorld) calls(task string) int {
 	return n
 }
 
-// gateRuns is how often the fast gate ran for a task.
+// gateRuns is how often the fast gate ran for a task; each run's line
+// holds its time in nanoseconds.
 func (w *svcWorld) gateRuns(task string) int {
 	data, _ := os.ReadFile(filepath.Join(w.dir, "gate-"+task+".runs"))
 	return strings.Count(string(data), "run")
@@ -186,7 +191,7 @@ func (w *svcWorld) phoneSetup() {
 	w.mustRun(w.repo, "phone", "enable")
 }
 
-func splitPort(t *testing.T, addr string) (string, int) {
+func splitPort(t testing.TB, addr string) (string, int) {
 	t.Helper()
 	host, p, err := net.SplitHostPort(addr)
 	must(t, err)
@@ -337,4 +342,11 @@ func (w *svcWorld) mailboxReachedAfter(t time.Time) bool {
 	mb, err := mailbot.MailboxStates(context.Background(), w.db)
 	must(w.t, err)
 	return len(mb) == 1 && mb[0].LastReached.After(t)
+}
+
+// mailboxes reads the watched mailboxes' state.
+func (w *svcWorld) mailboxes() []mailbot.MailboxState {
+	mb, err := mailbot.MailboxStates(context.Background(), w.db)
+	must(w.t, err)
+	return mb
 }
