@@ -24,7 +24,7 @@ type phoneUnitState struct {
 	why  string           // why the mailbot does not run, as last logged
 }
 
-// phoneSettings is what the mailbot needs, or why it cannot run.
+// phoneWant is what the mailbot needs, or why it cannot run.
 type phoneWant struct {
 	conf []byte
 	cfg  mailbot.Config

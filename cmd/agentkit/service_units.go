@@ -48,7 +48,7 @@ type controller struct {
 	db    *state.DB
 	log   *slog.Logger
 	host  *service.Host
-	grace time.Duration
+	grace time.Duration // the stop grace given to supervisors; guarded by mu
 	// chain finds the phone password.
 	chain func() secrets.Chain
 	// newSupervisor and newBot build the units' workers; tests replace them.
@@ -174,16 +174,21 @@ func (c *controller) supervisorUnit(r repos.Repo) service.Unit {
 	name := repoUnitPrefix + r.Name
 	log := c.log.With("unit", name)
 	return service.Unit{Name: name, Run: func(ctx context.Context) error {
+		secretValues := c.secretValues()
+		// Made and registered under the lock, so a stop's grace set
+		// meanwhile is not missed.
+		c.mu.Lock()
 		sup, err := c.newSupervisor(supervisor.Config{
 			DB: c.db, Repo: r, UntilDone: true, Logger: log, StopGrace: c.grace,
-			Secrets: c.secretValues(), OnEvent: c.onEvent,
+			Secrets: secretValues, OnEvent: c.onEvent,
 		})
+		if err == nil {
+			c.sups[name] = sup
+		}
+		c.mu.Unlock()
 		if err != nil {
 			return err
 		}
-		c.mu.Lock()
-		c.sups[name] = sup
-		c.mu.Unlock()
 		defer func() {
 			c.mu.Lock()
 			delete(c.sups, name)

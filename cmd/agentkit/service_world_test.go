@@ -329,7 +329,7 @@ On %s agentkit wrote:
 `, svcOwner, svcBot, to.Subject, now.Format(time.RFC1123Z), mid, to.MessageID, to.MessageID, words, now.Format("Mon, 2 Jan 2006")))
 }
 
-// decisions counts the recorded decisions.
+// count runs a counting query on the store.
 func (w *svcWorld) count(query string, args ...any) int {
 	w.t.Helper()
 	var n int
