@@ -55,6 +55,9 @@ func (s *Supervisor) pipeline(ctx context.Context, t *task) {
 func (s *Supervisor) stepBlock(t *task) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopping {
+		return "agentkit is stopping; it continues when the supervisor starts again"
+	}
 	switch t.step {
 	case stepBuild, stepReview:
 		if planStale(t.job) {

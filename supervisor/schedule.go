@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -209,14 +208,13 @@ func (s *Supervisor) finishJobLocked(ctx context.Context, j *job) {
 	}
 	branch := s.proj.IntegrationBranch
 	msg := fmt.Sprintf("done: %d merged, %d skipped, %d cancelled; %s is at %s", merged, skipped, cancelled, branch, short(head))
-	payload, _ := json.Marshal(map[string]any{"repo": s.repo.Name, "job": j.name, "branch": branch, "head": head,
-		"merged": merged, "skipped": skipped, "cancelled": cancelled})
+	payload := s.jobDoneMail(ctx, j, branch, head)
 	now := s.clock.Now()
 	err = s.updateJobLocked(ctx, j, "job", msg, func(j *job) { j.head = head }, func(tx *sql.Tx, _ *Event) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE jobs SET state = 'done', finished_at = ? WHERE id = ? AND state = 'started'", state.Now(now), j.id); err != nil {
 			return err
 		}
-		return s.store.EnqueueTx(ctx, tx, problems.OutboxJobDone, 0, 0, string(payload))
+		return s.store.EnqueueTx(ctx, tx, problems.OutboxJobDone, 0, 0, payload)
 	})
 	if err == nil {
 		j.state = JobDone

@@ -49,6 +49,10 @@ type Config struct {
 	// SessionTimeout limits one agent session when project.yaml sets no
 	// runtimes.timeout (default one hour).
 	SessionTimeout time.Duration
+	// StopGrace is how long running sessions may go on finishing their
+	// step once Run's context ends; nothing new starts meanwhile, and what
+	// still runs after it is stopped (default 0: stopped at once).
+	StopGrace time.Duration
 }
 
 // Supervisor runs the started jobs of one repository.
@@ -66,6 +70,7 @@ type Supervisor struct {
 	until   bool
 	poll    time.Duration
 	timeout time.Duration
+	grace   time.Duration
 	pid     int
 
 	// mu guards the jobs, their tasks, the running set and the project settings.
@@ -133,6 +138,7 @@ func New(cfg Config) (*Supervisor, error) {
 		until:    cfg.UntilDone,
 		poll:     cfg.Poll,
 		timeout:  cfg.SessionTimeout,
+		grace:    cfg.StopGrace,
 		pid:      os.Getpid(),
 		jobs:     map[int64]*job{},
 		running:  map[*task]context.CancelFunc{},
@@ -249,6 +255,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			s.drain()
 			return nil
 		case err := <-s.fatal:
 			return err
@@ -259,6 +266,46 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-ticker.C:
 		}
 	}
+}
+
+// drain lets running pipelines finish the step they are in, for up to the
+// stop grace, while nothing new starts; Run then stops what still runs.
+func (s *Supervisor) drain() {
+	s.mu.Lock()
+	grace := s.grace
+	if grace <= 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.stopping = true
+	busy := len(s.running)
+	for _, j := range s.jobs {
+		if j.planning || j.reviewing {
+			busy++
+		}
+	}
+	s.mu.Unlock()
+	if busy == 0 {
+		return
+	}
+	s.log.Info("stopping: running sessions may finish", "sessions", busy, "grace", grace.String())
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("stopping: the grace is over; stopping the sessions that still run")
+	}
+}
+
+// SetStopGrace changes the stop grace (Config.StopGrace) for a stop to come:
+// the service sets what its stop command asked before it stops the supervisor.
+func (s *Supervisor) SetStopGrace(d time.Duration) {
+	s.mu.Lock()
+	s.grace = d
+	s.mu.Unlock()
 }
 
 // guard turns a panic in one of the supervisor's goroutines into an error

@@ -35,12 +35,12 @@ func TestMain(m *testing.M) {
 
 // env is one user's world: an agentkit home and a git configuration.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	vars []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	gitcfg := filepath.Join(dir, "gitconfig")
@@ -53,6 +53,12 @@ func newEnv(t *testing.T) *env {
 		"GIT_CONFIG_NOSYSTEM=1",
 		"PATH=" + os.Getenv("PATH"),
 	}
+	// A test that started the background service (job start does) stops it.
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(e.home, "service.pid")); err == nil {
+			e.run(dir, "service", "stop")
+		}
+	})
 	return e
 }
 

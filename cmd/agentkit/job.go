@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentkit/agentkit/internal/git"
 	"github.com/agentkit/agentkit/internal/repos"
+	"github.com/agentkit/agentkit/internal/service"
 	"github.com/agentkit/agentkit/internal/state"
 	"github.com/agentkit/agentkit/internal/status"
 	"github.com/agentkit/agentkit/supervisor"
@@ -138,7 +139,7 @@ func jobCreateRun(ctx context.Context, opts *jobCreateOptions) error {
 	if n := len(jf.Acceptance); n > 0 {
 		fmt.Fprintf(ios.Out, ", %d acceptance criteria", n)
 	}
-	fmt.Fprintf(ios.Out, "). Start it with: agentkit job start %s --foreground\n", opts.Name)
+	fmt.Fprintf(ios.Out, "). Start it with: agentkit job start %s\n", opts.Name)
 	return nil
 }
 
@@ -149,6 +150,8 @@ type jobStartOptions struct {
 	Foreground bool
 	// run hosts the supervisor; tests replace it.
 	run func(ctx context.Context, cfg supervisor.Config) error
+	// ensure starts the background service unless it runs; tests replace it.
+	ensure func(*ioStreams) (pid int, already bool, err error)
 }
 
 func newCmdJobStart(ios *ioStreams, runF func(*jobStartOptions) error) *cobra.Command {
@@ -156,9 +159,11 @@ func newCmdJobStart(ios *ioStreams, runF func(*jobStartOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "start [NAME]",
 		Short: "Start a job (or every created job of this repository)",
-		Long: `Marks the job started. With --foreground, this repository's supervisor runs in
-the terminal until every started job is done or cancelled; Ctrl-C stops it
-cleanly, and running sessions continue when it starts again.`,
+		Long: `Marks the job started and makes sure the background service runs (starting it
+when it does not); the service runs the job and emails its problems. With
+--foreground, this repository's supervisor runs in the terminal instead, until
+every started job is done or cancelled; Ctrl-C stops it cleanly, and running
+sessions continue when it starts again.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -188,8 +193,7 @@ func jobStartRun(ctx context.Context, opts *jobStartOptions) error {
 	}
 	fmt.Fprintf(ios.Out, "Started %s.\n", strings.Join(names, ", "))
 	if !opts.Foreground {
-		fmt.Fprintln(ios.Out, "The background service is not available yet: run agentkit job start --foreground to run the supervisor in this terminal.")
-		return nil
+		return jobStartService(ios, opts.ensure)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -233,6 +237,24 @@ func jobStartRun(ctx context.Context, opts *jobStartOptions) error {
 			fmt.Fprintf(ios.Out, "Job %s is %s: %s\n", j.Name, j.State, j.Notes[0])
 		}
 	}
+	return nil
+}
+
+// jobStartService makes sure the background service runs the started job.
+func jobStartService(ios *ioStreams, ensure func(*ioStreams) (int, bool, error)) error {
+	if ensure == nil {
+		ensure = ensureService
+	}
+	pid, already, err := ensure(ios)
+	if err != nil {
+		return fmt.Errorf("the job is started, but the background service could not be started: %w; run agentkit service start, or agentkit job start --foreground to run it in this terminal", err)
+	}
+	home, _ := ios.home()
+	if already {
+		fmt.Fprintf(ios.Out, "The background service (pid %d) runs it. Follow it with agentkit job status.\n", pid)
+		return nil
+	}
+	fmt.Fprintf(ios.Out, "Started the background service (pid %d); it runs the job. Follow it with agentkit job status; the service's log is %s.\n", pid, service.Files{Home: home}.Log())
 	return nil
 }
 

@@ -297,8 +297,19 @@ func TestJobCommands(t *testing.T) {
 		!strings.HasPrefix(jf.Revisions[0].Request, "Add a calendar.") || len(jf.Acceptance) != 2 {
 		t.Fatalf("job file: %s %v", data, err)
 	}
-	if out := e.mustRun(dir, "job", "start", "cal", "--max-workers", "3"); !strings.Contains(out, "Started cal.") || !strings.Contains(out, "--foreground") {
+	if out := e.mustRun(dir, "job", "start", "cal", "--max-workers", "3"); !strings.Contains(out, "Started cal.") || !strings.Contains(out, "Started the background service (pid ") {
 		t.Fatalf("%s", out)
+	}
+	// The service serves the repository within seconds.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		out := e.mustRun(dir, "service", "status")
+		if strings.Contains(out, "Repositories served:\n  shop, since") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service status: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if _, errOut, code := e.run(dir, "job", "clean", "cal"); code != 1 || !strings.Contains(errOut, "once it is done or cancelled") {
 		t.Fatalf("%d %s", code, errOut)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 
 	"github.com/agentkit/agentkit/internal/atomicfile"
 	"github.com/agentkit/agentkit/internal/service"
-	"github.com/agentkit/agentkit/internal/state"
+	"github.com/agentkit/agentkit/secrets"
 )
 
 func newCmdService(ios *ioStreams) *cobra.Command {
@@ -39,16 +40,27 @@ func newCmdServiceRun(ios *ioStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the service in the foreground (for systemd, launchd, and debugging)",
-		Args:  cobra.NoArgs,
+		Long: `Runs the service in this terminal until Ctrl-C or SIGTERM. It serves every
+registered repository with a started job (one supervisor each) and, when the
+phone channel is set up and on, the mailbot. Its log is $AGENTKIT_HOME/service.log.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serviceRun(ctx, ios, grace)
 		},
 	}
-	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "on stop, how long running sessions get to finish before they are killed")
+	cmd.Flags().DurationVar(&grace, "grace", defaultStopGrace, "on stop, how long running sessions get to finish their step before they are stopped (agentkit service stop --grace overrides it)")
 	return cmd
 }
+
+// defaultStopGrace is how long running sessions get to finish on a stop.
+const defaultStopGrace = 30 * time.Second
+
+// stopMargin is how long the service waits past the grace for sessions to
+// end after they were told to stop (SIGTERM, then SIGKILL after the
+// runtime's own grace).
+const stopMargin = time.Minute
 
 // serviceState is what the running service publishes for service status.
 type serviceState struct {
@@ -56,6 +68,8 @@ type serviceState struct {
 	Started time.Time           `json:"started"`
 	Updated time.Time           `json:"updated"`
 	Units   []service.UnitState `json:"units"`
+	// NoMailbot says why the mailbot does not run ("" when it runs).
+	NoMailbot string `json:"no_mailbot,omitempty"`
 }
 
 func serviceRun(ctx context.Context, ios *ioStreams, grace time.Duration) error {
@@ -74,6 +88,7 @@ func serviceRun(ctx context.Context, ios *ioStreams, grace time.Duration) error 
 	}
 	defer lock.Unlock()
 	defer os.Remove(files.PID())
+	files.TakeStopRequest() // one left by a stop that found the service gone
 	logFile, err := service.OpenLog(files.Log(), 10<<20, 3)
 	if err != nil {
 		return err
@@ -85,60 +100,59 @@ func serviceRun(ctx context.Context, ios *ioStreams, grace time.Duration) error 
 		return err
 	}
 	defer db.Close()
-	log.Info("service started", "pid", os.Getpid(), "home", home)
+	log.Info("service started", "pid", os.Getpid(), "home", home, "grace", grace.String())
 
 	host := &service.Host{Log: log}
-	runCtx, cancelUnits := context.WithCancel(context.WithoutCancel(ctx))
+	unitCtx, cancelUnits := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelUnits()
-	for _, u := range serviceUnits(runCtx, ios, db, log) {
-		host.Start(runCtx, u)
-	}
-
+	c := newController(unitCtx, home, db, log, host, grace, func() secrets.Chain { return passwordChain(ios, defaultPhoneDeps(), home) })
+	var pubMu sync.Mutex
 	publish := func() {
+		pubMu.Lock()
+		defer pubMu.Unlock()
 		units := host.Units()
 		sort.Slice(units, func(i, j int) bool { return units[i].Name < units[j].Name })
-		data, _ := json.Marshal(serviceState{PID: os.Getpid(), Started: started, Updated: ios.now(), Units: units})
+		data, _ := json.Marshal(serviceState{PID: os.Getpid(), Started: started, Updated: ios.now(), Units: units, NoMailbot: c.noMailbot()})
 		if err := atomicfile.Write(files.State(), data, 0o600); err != nil {
 			log.Warn("writing the service state", "err", err)
 		}
 	}
+	c.onChange = publish
+	ctlCtx, stopController := context.WithCancel(unitCtx)
+	defer stopController()
+	ctlDone := make(chan error, 1)
+	go func() { ctlDone <- c.run(ctlCtx) }()
 	publish()
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("service stopping", "grace", grace.String())
-			// Units get the grace to let running sessions finish, then are cancelled.
-			done := make(chan struct{})
-			go func() { host.Wait(); close(done) }()
-			stopUnits(host)
-			select {
-			case <-done:
-			case <-time.After(grace):
-				log.Warn("grace over; cancelling what still runs")
-				cancelUnits()
-				<-done
-			}
-			os.Remove(files.State())
-			log.Info("service stopped")
-			return nil
-		case <-tick.C:
-			publish()
-		}
+	var failed error
+	select {
+	case <-ctx.Done():
+	case err := <-ctlDone:
+		ctlDone <- err
+		failed = err
+		log.Error("the service cannot watch the state store; stopping", "err", err)
 	}
-}
 
-// stopUnits asks every unit to stop.
-func stopUnits(h *service.Host) {
-	for _, u := range h.Units() {
-		h.Stop(u.Name)
+	// Nothing new starts once the stop began; then every unit is asked to end.
+	stopController()
+	<-ctlDone
+	if g, ok := files.TakeStopRequest(); ok {
+		grace = g
 	}
-}
-
-// serviceUnits returns the parts the service hosts.
-var serviceUnits = func(ctx context.Context, ios *ioStreams, db *state.DB, log *slog.Logger) []service.Unit {
-	return nil
+	log.Info("service stopping", "grace", grace.String())
+	c.setStopGrace(grace)
+	for _, u := range host.Units() {
+		host.Stop(u.Name)
+	}
+	done := make(chan struct{})
+	go func() { host.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace + stopMargin):
+		log.Warn("units still running after the grace; the service ends without them", "units", fmt.Sprint(host.Units()))
+	}
+	os.Remove(files.State())
+	log.Info("service stopped")
+	return failed
 }
 
 func newCmdServiceStart(ios *ioStreams) *cobra.Command {
@@ -209,11 +223,14 @@ func ensureService(ios *ioStreams) (pid int, already bool, err error) {
 }
 
 func newCmdServiceStop(ios *ioStreams) *cobra.Command {
-	var wait time.Duration
+	var wait, grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "stop",
-		Short: "Stop the service: running sessions get its grace period to finish",
-		Args:  cobra.NoArgs,
+		Short: "Stop the service: running sessions get the grace to finish their step, then are stopped",
+		Long: `Stops the service. Nothing new starts; running sessions get the grace to finish
+the step they are in (the --grace of service run, 30s by default, unless
+given here), then are stopped; they continue when the service starts again.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			home, err := ios.home()
 			if err != nil {
@@ -224,6 +241,15 @@ func newCmdServiceStop(ios *ioStreams) *cobra.Command {
 			if !up {
 				fmt.Fprintln(ios.Out, "The service is not running.")
 				return nil
+			}
+			if cmd.Flags().Changed("grace") {
+				if grace < 0 {
+					return usageError{msg: "--grace must not be negative"}
+				}
+				if err := files.RequestStop(grace, ios.now()); err != nil {
+					return fmt.Errorf("asking the service for a grace of %s: %w", grace, err)
+				}
+				wait = max(wait, grace+stopMargin)
 			}
 			if err := signalStop(info.PID); err != nil {
 				return fmt.Errorf("stopping the service (pid %d): %w", info.PID, err)
@@ -239,62 +265,9 @@ func newCmdServiceStop(ios *ioStreams) *cobra.Command {
 			return fmt.Errorf("the service (pid %d) is still stopping after %s; its sessions may still be finishing (see %s)", info.PID, wait, files.Log())
 		},
 	}
+	cmd.Flags().DurationVar(&grace, "grace", defaultStopGrace, "how long running sessions get to finish their step before they are stopped (default: the service's own --grace)")
 	cmd.Flags().DurationVar(&wait, "wait", 2*time.Minute, "how long to wait for the service to end")
 	return cmd
-}
-
-func newCmdServiceStatus(ios *ioStreams) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show whether the service runs, since when, and what it hosts",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := ios.home()
-			if err != nil {
-				return err
-			}
-			files := service.Files{Home: home}
-			up, info := files.Running()
-			var st serviceState
-			if up {
-				if data, err := os.ReadFile(files.State()); err == nil {
-					_ = json.Unmarshal(data, &st)
-				}
-			}
-			if asJSON {
-				return writeJSON(ios, map[string]any{"running": up, "pid": info.PID, "started": info.Started, "units": st.Units})
-			}
-			if !up {
-				fmt.Fprintln(ios.Out, "The service is not running. Start it with: agentkit service start")
-				return nil
-			}
-			fmt.Fprintf(ios.Out, "The service is running (pid %d) since %s.\n", info.PID, info.Started.Local().Format("2006-01-02 15:04:05"))
-			if len(st.Units) == 0 {
-				fmt.Fprintln(ios.Out, "It hosts nothing yet: no repository has a started job and the phone channel is not set up.")
-			}
-			for _, u := range st.Units {
-				line := fmt.Sprintf("  %s, up since %s", u.Name, u.Started.Local().Format("15:04:05"))
-				if u.Restarts > 0 {
-					line += fmt.Sprintf(", restarted %d times (last: %s)", u.Restarts, firstLine(u.LastErr))
-				}
-				fmt.Fprintln(ios.Out, line)
-			}
-			fmt.Fprintf(ios.Out, "Log: %s\n", files.Log())
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 func newCmdServiceInstall(ios *ioStreams) *cobra.Command {

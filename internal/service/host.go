@@ -34,6 +34,7 @@ type Host struct {
 
 type hosted struct {
 	cancel   context.CancelFunc
+	done     chan struct{} // closed when the unit has ended for good
 	restarts int
 	started  time.Time
 	lastErr  string
@@ -74,12 +75,18 @@ func (h *Host) Start(ctx context.Context, u Unit) bool {
 	if _, ok := h.running[u.Name]; ok {
 		return false
 	}
+	h.startLocked(ctx, u)
+	return true
+}
+
+func (h *Host) startLocked(ctx context.Context, u Unit) {
 	uctx, cancel := context.WithCancel(ctx)
-	st := &hosted{cancel: cancel, started: time.Now()}
+	st := &hosted{cancel: cancel, done: make(chan struct{}), started: time.Now()}
 	h.running[u.Name] = st
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
+		defer close(st.done)
 		h.keepRunning(uctx, u, st)
 		h.mu.Lock()
 		if h.running[u.Name] == st {
@@ -87,7 +94,29 @@ func (h *Host) Start(ctx context.Context, u Unit) bool {
 		}
 		h.mu.Unlock()
 	}()
-	return true
+}
+
+// Restart stops the unit of the same name (waiting until it has ended) and
+// starts u in its place; with none running it just starts u. It returns
+// false without starting u when ctx ends first.
+func (h *Host) Restart(ctx context.Context, u Unit) bool {
+	for {
+		h.mu.Lock()
+		h.init()
+		st, ok := h.running[u.Name]
+		if !ok {
+			h.startLocked(ctx, u)
+			h.mu.Unlock()
+			return true
+		}
+		st.cancel()
+		h.mu.Unlock()
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // Stop cancels the named unit; Wait returns once it has ended.

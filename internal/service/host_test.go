@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,4 +96,56 @@ func TestStartTwiceAndStop(t *testing.T) {
 	if h.Running("a") {
 		t.Fatal("stopped unit still running")
 	}
+}
+
+func TestRestartWaitsForTheOldRun(t *testing.T) {
+	h := &Host{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var live, maxLive atomic.Int32
+	var gens []int32
+	var mu sync.Mutex
+	unit := func(gen int32) Unit {
+		return Unit{Name: "bot", Run: func(ctx context.Context) error {
+			n := live.Add(1)
+			for {
+				m := maxLive.Load()
+				if n <= m || maxLive.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			mu.Lock()
+			gens = append(gens, gen)
+			mu.Unlock()
+			<-ctx.Done()
+			time.Sleep(20 * time.Millisecond) // a slow shutdown must still not overlap the next run
+			live.Add(-1)
+			return nil
+		}}
+	}
+	if !h.Restart(ctx, unit(1)) {
+		t.Fatal("restart without a running unit did not start it")
+	}
+	waitFor(t, func() bool { return live.Load() == 1 })
+	if !h.Restart(ctx, unit(2)) || !h.Restart(ctx, unit(3)) {
+		t.Fatal("restart refused")
+	}
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(gens) == 3
+	})
+	if maxLive.Load() != 1 {
+		t.Fatalf("%d runs of one unit overlapped", maxLive.Load())
+	}
+	mu.Lock()
+	if gens[0] != 1 || gens[1] != 2 || gens[2] != 3 {
+		t.Fatalf("runs in order %v", gens)
+	}
+	mu.Unlock()
+	if u := h.Units(); len(u) != 1 || u[0].Restarts != 0 {
+		t.Fatalf("units %+v", u)
+	}
+	cancel()
+	h.Wait()
 }

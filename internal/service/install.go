@@ -22,8 +22,9 @@ EnvironmentFile=-%s
 ExecStart=%s service run
 Restart=on-failure
 RestartSec=10s
-# Sessions get the grace of 'agentkit service stop' before they are killed.
-TimeoutStopSec=60s
+# On stop, running sessions get the service's --grace (30s) to finish their
+# step, then are stopped; this leaves room for both.
+TimeoutStopSec=90s
 KillMode=mixed
 
 [Install]

@@ -83,3 +83,38 @@ func (f Files) Running() (bool, PIDInfo) {
 	info, _ := f.ReadPID()
 	return errors.Is(err, filelock.ErrLocked), info
 }
+
+// StopRequest is where agentkit service stop leaves the grace it asks for,
+// read by the service when the stop signal arrives.
+func (f Files) StopRequest() string { return filepath.Join(f.Home, "service.stop") }
+
+// stopRequest is the content of the stop request file.
+type stopRequest struct {
+	Grace string    `json:"grace"`
+	At    time.Time `json:"at"`
+}
+
+// RequestStop records the grace the next stop gives running sessions.
+func (f Files) RequestStop(grace time.Duration, now time.Time) error {
+	data, _ := json.Marshal(stopRequest{Grace: grace.String(), At: now.UTC()})
+	return atomicfile.Write(f.StopRequest(), data, 0o600)
+}
+
+// TakeStopRequest reads and removes the stop request; ok is false when none
+// was left (a stop by systemd, launchd or a plain signal).
+func (f Files) TakeStopRequest() (grace time.Duration, ok bool) {
+	data, err := os.ReadFile(f.StopRequest())
+	if err != nil {
+		return 0, false
+	}
+	_ = os.Remove(f.StopRequest())
+	var r stopRequest
+	if json.Unmarshal(data, &r) != nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(r.Grace)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
+}

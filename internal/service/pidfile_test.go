@@ -28,3 +28,25 @@ func TestAcquire(t *testing.T) {
 		t.Fatal("running after release")
 	}
 }
+
+func TestStopRequest(t *testing.T) {
+	f := Files{Home: t.TempDir()}
+	if _, ok := f.TakeStopRequest(); ok {
+		t.Fatal("a stop request without one written")
+	}
+	if err := f.RequestStop(90*time.Second, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := f.TakeStopRequest(); !ok || g != 90*time.Second {
+		t.Fatalf("%v %v", g, ok)
+	}
+	if _, ok := f.TakeStopRequest(); ok {
+		t.Fatal("a stop request was taken twice")
+	}
+	if err := os.WriteFile(f.StopRequest(), []byte(`{"grace": "soon"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.TakeStopRequest(); ok {
+		t.Fatal("a bad grace was taken")
+	}
+}
