@@ -202,7 +202,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	if err := s.loadProject(); err != nil {
 		return err
 	}
-	if err := ensureGitignore(s.root); err != nil {
+	if _, err := project.EnsureGitignore(s.root); err != nil {
 		return err
 	}
 	conn, err := s.db.Conn(ctx)

@@ -2,14 +2,11 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/agentkit/agentkit/internal/atomicfile"
 	"github.com/agentkit/agentkit/internal/git"
 )
 
@@ -141,41 +138,6 @@ func (s *Supervisor) removeTaskWorktree(ctx context.Context, t *task) {
 	if err := git.RemoveWorktree(ctx, s.root, TaskDir(s.root, t.name)); err != nil {
 		s.log.Warn("removing a merged task's work tree", "task", t.name, "err", err)
 	}
-}
-
-// gitignoreLines are the folders of .ai/ that never belong in Git.
-var gitignoreLines = []string{"runtime/", "worktrees/"}
-
-// ensureGitignore keeps agentkit's run folders out of the owner's Git status.
-func ensureGitignore(root string) error {
-	path := filepath.Join(root, ".ai", ".gitignore")
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimPrefix(strings.TrimSpace(l), "/")] = true
-	}
-	content := string(old)
-	changed := false
-	for _, l := range gitignoreLines {
-		if have[l] {
-			continue
-		}
-		if content != "" && !strings.HasSuffix(content, "\n") {
-			content += "\n"
-		}
-		content += l + "\n"
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, []byte(content), 0o644)
 }
 
 func relPath(root, p string) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,9 +40,6 @@ agentkit touches no file of yours outside .ai/. Running it again changes nothing
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the repository's short name (default: its folder's name)")
 	return cmd
 }
-
-// gitignoreLines are the folders of .ai/ that never belong in Git.
-var gitignoreLines = []string{"runtime/", "worktrees/"}
 
 func initRun(ctx context.Context, opts *initOptions) error {
 	ios := opts.ios
@@ -88,7 +84,7 @@ func initRun(ctx context.Context, opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	wroteIgnore, err := ensureGitignore(filepath.Join(aiDir, ".gitignore"))
+	wroteIgnore, err := project.EnsureGitignore(root)
 	if err != nil {
 		return err
 	}
@@ -129,33 +125,4 @@ func writeDefaultProject(root string) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-// ensureGitignore adds the lines agentkit needs to .ai/.gitignore, keeping
-// whatever else the owner wrote there.
-func ensureGitignore(path string) (bool, error) {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("reading %s: %w", path, err)
-	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	content := string(old)
-	changed := false
-	for _, l := range gitignoreLines {
-		if have[l] || have["/"+l] {
-			continue
-		}
-		if content != "" && !strings.HasSuffix(content, "\n") {
-			content += "\n"
-		}
-		content += l + "\n"
-		changed = true
-	}
-	if !changed {
-		return false, nil
-	}
-	return true, atomicfile.Write(path, []byte(content), 0o644)
 }
