@@ -163,27 +163,12 @@ func writePhoneStatus(ios *ioStreams, st phoneStatus) error {
 	if len(st.Mailboxes) == 0 {
 		fmt.Fprintln(w, "Mailbox: not reached yet (the service reads it once started: agentkit service start)")
 	}
+	poll := time.Minute
+	if st.Config != nil {
+		poll = st.Config.PollInterval.D()
+	}
 	for _, m := range st.Mailboxes {
-		line := fmt.Sprintf("Mailbox %s %s: ", m.Account, m.Mailbox)
-		if m.LastReached.IsZero() {
-			line += "never reached"
-		} else {
-			line += "last reached " + age(now.Sub(m.LastReached)) + " ago"
-		}
-		if m.Unreachable {
-			line += fmt.Sprintf("; unreachable since %s ago: %s", age(now.Sub(m.DownSince)), m.LastError)
-		} else if !m.LastReached.IsZero() {
-			if m.IdleInUse {
-				line += "; IDLE in use"
-			} else {
-				poll := time.Minute
-				if st.Config != nil {
-					poll = st.Config.PollInterval.D()
-				}
-				line += "; no IDLE, checked every " + poll.String()
-			}
-		}
-		fmt.Fprintf(w, "%s; %d messages read\n", line, m.ProcessedMsgs)
+		fmt.Fprintf(w, "%s; %d messages read\n", mailboxLine(m, now, poll), m.ProcessedMsgs)
 	}
 	return nil
 }
@@ -221,4 +206,27 @@ func nonNil(l []string) []string {
 		return []string{}
 	}
 	return l
+}
+
+// mailboxLine says when the bot last reached a mailbox and how it watches it;
+// poll is the interval used where the server has no IDLE (0: not known).
+func mailboxLine(m mailbot.MailboxState, now time.Time, poll time.Duration) string {
+	line := fmt.Sprintf("Mailbox %s %s: ", m.Account, m.Mailbox)
+	if m.LastReached.IsZero() {
+		line += "never reached"
+	} else {
+		line += "last reached " + age(now.Sub(m.LastReached)) + " ago"
+	}
+	switch {
+	case m.Unreachable:
+		line += fmt.Sprintf("; unreachable since %s ago: %s", age(now.Sub(m.DownSince)), m.LastError)
+	case m.LastReached.IsZero():
+	case m.IdleInUse:
+		line += "; IDLE in use"
+	case poll > 0:
+		line += "; no IDLE, checked every " + poll.String()
+	default:
+		line += "; no IDLE, polling"
+	}
+	return line
 }

@@ -136,18 +136,7 @@ func writeServiceStatus(ios *ioStreams, st serviceStatus) {
 		fmt.Fprintln(w, "Mailbox: never reached")
 	}
 	for _, m := range st.Mailboxes {
-		line := fmt.Sprintf("Mailbox %s %s: ", m.Account, m.Mailbox)
-		if m.LastReached.IsZero() {
-			line += "never reached"
-		} else {
-			line += "last reached " + age(now.Sub(m.LastReached)) + " ago"
-		}
-		if m.Unreachable {
-			line += fmt.Sprintf("; unreachable since %s ago: %s", age(now.Sub(m.DownSince)), m.LastError)
-		} else if m.IdleInUse {
-			line += "; IDLE in use"
-		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, mailboxLine(m, now, 0))
 	}
 	o := st.Outbox
 	line := fmt.Sprintf("Outbox: %d waiting, %d sent, %d failed", o.Waiting, o.Sent, o.Failed)
