@@ -44,6 +44,11 @@ func openSMTP(ctx context.Context, d dialer, s Server, pw secrets.Password) (*sm
 	var c *smtp.Client
 	if s.TLS == TLSStartTLS {
 		c, err = smtp.NewClientStartTLS(conn, tc)
+		var se *smtp.SMTPError
+		if errors.As(err, &se) && se.Temporary() {
+			// A busy or closing server (421 in its greeting) is no setup problem.
+			return fail(fmt.Errorf("the SMTP server %s refuses connections for now; agentkit tries again later: %w", s.Addr(), err))
+		}
 		if err != nil {
 			return fail(fmt.Errorf("STARTTLS with the SMTP server %s (check the port and tls mode; a private CA needs ca_file): %w", s.Addr(), err))
 		}
