@@ -205,7 +205,7 @@ func TestJobSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("restarted supervisor: exit %d\n%s", code, out2.String())
 	}
 	printed := out2.String()
-	for _, want := range []string{"recovered after a restart: the builder's session was cut off", "rolled back a half-done merge (" + integBefore[:10], "Job j1 is done: done: agentkit/integration is at "} {
+	for _, want := range []string{"recovered after a restart: the builder's session was cut off", "rolled back a half-done merge (" + integBefore[:10], "Job j1 is done: agentkit/integration is at "} {
 		if !strings.Contains(printed, want) {
 			t.Errorf("the restart did not print %q:\n%s", want, printed)
 		}

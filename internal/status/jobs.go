@@ -129,7 +129,8 @@ func notes(js JobStatus, replan bool, pausedBy string) []string {
 	var n []string
 	switch js.State {
 	case "done":
-		n = append(n, fmt.Sprintf("done: %s is at %s", orDefault(js.Branch, "the integration branch"), js.Head))
+		branch := orDefault(js.Branch, "agentkit/integration")
+		n = append(n, fmt.Sprintf("%s is at %s; take it into your branch with: git merge %s", branch, js.Head, branch))
 		return n
 	case "cancelled":
 		return append(n, "cancelled; agentkit job clean removes its work trees and branches")
