@@ -195,3 +195,63 @@ func TestGateFailsTwiceThenHintAndRetry(t *testing.T) {
 		t.Errorf("open problems: %v", open)
 	}
 }
+
+// A gate that fails for a cause outside the builder's work: shown the
+// failure, the builder changes nothing. That is no "unchanged" problem: the
+// gate runs again, the problem is gate_failed, and retry after the owner
+// fixed the cause re-runs the gate and merges.
+func TestGateFailsForAnOutsideCause(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.mark("gate-fail-broken")
+	// The builder writes the same file on every call.
+	w.script("broken", `echo "broken work" > broken.txt; echo '{"agentkit": {"status": "done"}}'`)
+	w.job("j1", twoTasks)
+	w.start()
+
+	p := w.problem("j1", "broken")
+	if p.Kind != "gate_failed" || strings.Join(verbs(p), " ") != "retry hint skip plan" {
+		t.Fatalf("problem %s %v; want gate_failed offering retry hint skip plan", p.Kind, p.Replies)
+	}
+	if n := w.calls("broken"); n != 2 {
+		t.Fatalf("builder called %d times; want 2 (the build and the automatic retry)", n)
+	}
+	runs := w.runs("broken")
+	if runs != 2 {
+		t.Fatalf("gate ran %d times before the problem; want 2", runs)
+	}
+	w.mark("fixed-broken")
+	w.answer(p.Code, "retry")
+	w.waitJobDone("j1")
+	if n := w.calls("broken"); n != 2 {
+		t.Errorf("retry started a session (%d calls)", n)
+	}
+	if r := w.task("j1", "broken"); r.State != "merged" {
+		t.Errorf("broken: %+v", r)
+	}
+	if n := len(w.allProblems()); n != 1 {
+		t.Errorf("%d problems; want the one", n)
+	}
+}
+
+// A builder whose session changes no file at all is an unchanged
+// resubmission: a problem at once, no automatic retry.
+func TestBuilderChangingNothingIsUnchanged(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.script("broken", `echo "nothing to do here"; echo '{"agentkit": {"status": "done"}}'`)
+	w.job("j1", twoTasks)
+	w.start()
+
+	p := w.problem("j1", "broken")
+	if p.Kind != "unchanged" || strings.Join(verbs(p), " ") != "retry hint skip plan" {
+		t.Fatalf("problem %s %v; want unchanged offering retry hint skip plan", p.Kind, p.Replies)
+	}
+	if n := w.calls("broken"); n != 1 {
+		t.Fatalf("builder called %d times; an unchanged resubmission is not retried automatically", n)
+	}
+	if n := w.runs("broken"); n != 0 {
+		t.Fatalf("the gate ran %d times on no change", n)
+	}
+	w.waitTask("j1", "sibling", "merged")
+}

@@ -215,6 +215,16 @@ func (s *Supervisor) build(ctx context.Context, t *task) bool {
 		s.stop(ctx, t, failure{kind: problems.Crashed, summary: "could not commit the builder's work", detail: err.Error(), step: stepBuild})
 		return false
 	}
+	if after == before && t.head == after && t.hasRetried(string(problems.GateFailed)) {
+		// Shown the gate's failure, the builder found nothing to change in its
+		// work: the cause may lie outside it (a service down, a file only the
+		// owner can fix). The gate decides again; if it fails, the problem is
+		// gate_failed, whose retry re-runs the gate once the cause is fixed.
+		return s.update(ctx, t, "built", fmt.Sprintf("built: nothing changed since the failed gate; checking %s again", short(after)), func(t *task) {
+			t.step, t.reason, t.waits = stepCheck, "", 0
+			t.session = res.out.SessionID
+		}, nil) == nil
+	}
 	if after == before {
 		s.stop(ctx, t, failure{kind: problems.Unchanged, summary: "the builder changed nothing",
 			detail: "The session ended without changing any file. Reply retry or hint with what to do, or skip.", logTail: res.out.FinalText, step: stepBuild})
