@@ -17,6 +17,8 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/agentkit/agentkit/internal/memimap"
 )
 
 // mailServers are the demo's own mail servers on 127.0.0.1: an IMAP server
@@ -80,7 +82,7 @@ func (m *mailServers) startIMAP() error {
 	}
 	m.imapSrv = imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return &promptSession{Session: mem.NewSession()}, nil, nil
+			return &memimap.PromptSession{Session: mem.NewSession()}, nil, nil
 		},
 		Caps:   imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIdle: {}},
 		Logger: log.New(io.Discard, "", 0),
@@ -177,40 +179,6 @@ type literal struct {
 }
 
 func (l literal) Size() int64 { return l.n }
-
-// promptSession closes a gap of go-imap's in-memory server: a message
-// appended just before IDLE starts is reported only with the next change.
-// Real servers report it at once, so this session looks again every
-// fraction of a second while idling.
-type promptSession struct {
-	imapserver.Session
-}
-
-// repoll is how often an idling session looks for changes it was not told of.
-const repoll = 50 * time.Millisecond
-
-func (s *promptSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
-	for {
-		if err := s.Session.Poll(w, true); err != nil {
-			return err
-		}
-		inner := make(chan struct{})
-		done := make(chan error, 1)
-		go func() { done <- s.Session.Idle(w, inner) }()
-		select {
-		case <-stop:
-			close(inner)
-			return <-done
-		case err := <-done:
-			return err
-		case <-time.After(repoll):
-			close(inner)
-			if err := <-done; err != nil {
-				return err
-			}
-		}
-	}
-}
 
 // smtpSession takes mail only from the bot's account, after AUTH PLAIN.
 type smtpSession struct {

@@ -12,6 +12,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+
+	"github.com/agentkit/agentkit/internal/memimap"
 )
 
 // IMAPOptions shape a test IMAP server.
@@ -52,7 +54,9 @@ func StartIMAP(t testing.TB, o IMAPOptions) *IMAP {
 	caps := imap.CapSet{imap.CapIMAP4rev1: {}}
 	opts := &imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return mem.NewSession(), nil, nil
+			// A real server reports mail appended just before IDLE starts;
+			// the in-memory one needs help.
+			return &memimap.PromptSession{Session: mem.NewSession()}, nil, nil
 		},
 		Caps:         caps,
 		Logger:       log.New(io.Discard, "", 0),
