@@ -1,61 +1,12 @@
 package mailbot
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
+	"github.com/agentkit/agentkit/internal/mailtest"
 )
-
-// serveDNS answers TXT questions from records on a loopback UDP port until
-// the test ends, and returns its address.
-func serveDNS(t *testing.T, records map[string]string) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, addr, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			name := strings.TrimSuffix(q.Name.String(), ".")
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true})
-			b.EnableCompression()
-			_ = b.StartQuestions()
-			_ = b.Question(q)
-			_ = b.StartAnswers()
-			if v, ok := records[name]; ok && q.Type == dnsmessage.TypeTXT {
-				var txt []string
-				for len(v) > 255 { // TXT strings are at most 255 bytes
-					txt, v = append(txt, v[:255]), v[255:]
-				}
-				txt = append(txt, v)
-				_ = b.TXTResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.TXTResource{TXT: txt})
-			}
-			out, err := b.Finish()
-			if err == nil {
-				_, _ = pc.WriteTo(out, addr)
-			}
-		}
-	}()
-	return pc.LocalAddr().String()
-}
 
 // TestNewLookupTXTUsesConfiguredServer: dns_server points DKIM key lookups
 // at a resolver of the owner's choice; here one on loopback, and a reply
@@ -63,7 +14,7 @@ func serveDNS(t *testing.T, records map[string]string) string {
 // through it.
 func TestNewLookupTXTUsesConfiguredServer(t *testing.T) {
 	keys()
-	addr := serveDNS(t, map[string]string{"rsa._domainkey.owner.test": ownerRSA.txt})
+	addr := mailtest.ServeDNS(t, mailtest.TXTRecords(map[string]string{"rsa._domainkey.owner.test": ownerRSA.txt}))
 	lookup := NewLookupTXT(addr)
 	got, err := lookup("rsa._domainkey.owner.test")
 	if err != nil {

@@ -46,7 +46,7 @@ type svcWorld struct {
 	imap   *mailtest.IMAP
 	smtp   *mailtest.SMTP
 	keys   *mailtest.DKIM
-	dns    *fakeDNS
+	dns    string // the fake DNS server's address
 	db     *state.DB
 	store  *problems.Store
 	// imapAddr and smtpAddr are where phone.yaml points the bot (the
@@ -66,7 +66,7 @@ func newSvcWorld(t testing.TB) *svcWorld {
 	w.imap = mailtest.StartIMAP(t, mailtest.IMAPOptions{TLS: w.ca.ServerTLS(t, cert), Users: map[string]string{svcBot: w.secret}})
 	w.smtp = mailtest.StartSMTP(t, mailtest.SMTPOptions{TLS: w.ca.ServerTLS(t, cert), StartTLS: true, Users: map[string]string{svcBot: w.secret}})
 	w.imapAddr, w.smtpAddr = w.imap.Addr, w.smtp.Addr
-	w.dns = startDNS(t, w.keys.LookupTXT)
+	w.dns = mailtest.ServeDNS(t, w.keys.LookupTXT)
 	// The owner's DKIM key exists before the first reply is signed.
 	w.keys.Sign(t, mailtest.CRLF("From: "+svcOwner+"\n\nx\n"), "home.test", "s1", "From")
 
@@ -182,7 +182,7 @@ func (w *svcWorld) phoneSetup() {
 	cfg.IMAP = mailbot.Server{Host: host, Port: port, TLS: mailbot.TLSImplicit, CAFile: w.ca.File}
 	host, port = splitPort(w.t, w.smtpAddr)
 	cfg.SMTP = mailbot.Server{Host: host, Port: port, TLS: mailbot.TLSStartTLS, CAFile: w.ca.File}
-	cfg.DNSServer = w.dns.Addr
+	cfg.DNSServer = w.dns
 	if w.answersPerHour > 0 {
 		cfg.AnswersPerHour = w.answersPerHour
 	}
