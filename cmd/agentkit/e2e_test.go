@@ -65,9 +65,16 @@ func newEnv(t testing.TB) *env {
 // run runs the built binary in dir and returns stdout, stderr and the exit code.
 func (e *env) run(dir string, args ...string) (string, string, int) {
 	e.t.Helper()
+	return e.runWith(dir, "", args...)
+}
+
+// runWith runs the binary in dir with stdin.
+func (e *env) runWith(dir, stdin string, args ...string) (string, string, int) {
+	e.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = e.vars
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -25,23 +25,10 @@ import (
 	"github.com/agentkit/agentkit/secrets"
 )
 
-// runIn runs the binary with stdin and returns stdout, stderr and the exit code.
+// runIn runs the binary with stdin in a fresh folder.
 func (e *env) runIn(stdin string, args ...string) (string, string, int) {
 	e.t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = e.t.TempDir()
-	cmd.Env = e.vars
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return e.runWith(e.t.TempDir(), stdin, args...)
 }
 
 // leakWorld records every output, so the test can search them all.
