@@ -33,6 +33,9 @@ type PIDInfo struct {
 	Started time.Time `json:"started"`
 }
 
+// probeWait is how long Acquire retries a lock that may only be probed.
+const probeWait = time.Second
+
 // ErrRunning means another service process holds the lock.
 var ErrRunning = errors.New("the agentkit service is already running")
 
@@ -43,6 +46,13 @@ func (f Files) Acquire(now time.Time) (*filelock.Lock, error) {
 		return nil, fmt.Errorf("creating %s: %w", f.Home, err)
 	}
 	l, err := filelock.TryLock(f.Lock())
+	// Running (service status, service start waiting for its child) takes
+	// the lock for an instant to probe it; a service starting at that
+	// instant waits for the probe to let go rather than give up.
+	for deadline := time.Now().Add(probeWait); errors.Is(err, filelock.ErrLocked) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		l, err = filelock.TryLock(f.Lock())
+	}
 	if errors.Is(err, filelock.ErrLocked) {
 		if info, err := f.ReadPID(); err == nil {
 			return nil, fmt.Errorf("%w (pid %d, since %s); stop it with agentkit service stop", ErrRunning, info.PID, info.Started.Local().Format("2006-01-02 15:04"))

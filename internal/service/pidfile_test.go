@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/agentkit/agentkit/internal/filelock"
 )
 
 func TestAcquire(t *testing.T) {
@@ -48,5 +50,28 @@ func TestStopRequest(t *testing.T) {
 	}
 	if _, ok := f.TakeStopRequest(); ok {
 		t.Fatal("a bad grace was taken")
+	}
+}
+
+// A status probe holds the lock for an instant; a service starting then must
+// wait for it, not report that a service already runs.
+func TestAcquireWaitsOutAProbe(t *testing.T) {
+	f := Files{Home: t.TempDir()}
+	probe, err := filelock.TryLock(f.Lock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l, err := f.Acquire(time.Now())
+		if err == nil {
+			l.Unlock()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the probe outlasts Acquire's first try
+	probe.Unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("Acquire gave up on a probe: %v", err)
 	}
 }
