@@ -33,6 +33,7 @@ func TestServiceEndToEnd(t *testing.T) {
 	// The service runs before the phone channel is set up: it says why the
 	// mailbot does not run, then picks up phone.yaml when it appears.
 	svc, out := w.startBinary(w.repo, "service", "run", "--grace", "5s")
+	w.svcOut = out
 	w.waitFor("the service to say why the mailbot does not run", func() bool {
 		st := w.mustRun(w.repo, "service", "status")
 		return strings.Contains(st, "Mailbot: not running: the phone channel is not set up")

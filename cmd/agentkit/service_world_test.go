@@ -38,7 +38,10 @@ const (
 // servers, a fake DNS holding the owner's DKIM key, and the phone settings.
 type svcWorld struct {
 	*env
-	t      testing.TB
+	t testing.TB
+	// svcOut, when set, is the foreground service's own output, shown when
+	// a wait times out (a service that exited at once logs nothing).
+	svcOut *syncBuffer
 	repo   string // the owner's checkout
 	dir    string // scripts, call counts and markers, outside the repository
 	secret string // the phone password
@@ -214,7 +217,11 @@ func (w *svcWorld) waitFor(what string, cond func() bool) {
 	for !cond() {
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(w.home, "service.log"))
-			w.t.Fatalf("timed out waiting for %s; service log:\n%s", what, tail(string(log), 60))
+			own := ""
+			if w.svcOut != nil {
+				own = "\nservice output:\n" + tail(w.svcOut.String(), 30)
+			}
+			w.t.Fatalf("timed out waiting for %s; service log:\n%s%s", what, tail(string(log), 60), own)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
